@@ -1,0 +1,535 @@
+"""DSPCA by block coordinate ascent (Zhang & El Ghaoui 2011, Algorithm 1).
+
+This is the algorithm layer: it validates, eliminates features (Theorem 1),
+scales, allocates, runs sweeps of the compiled column updates
+(``spca._bca_fast``), lowers the barrier parameter, stops on a certified
+duality gap and builds the result.  See ``spca/_certificate.py`` for how the
+bounds are obtained.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+from numpy.typing import ArrayLike, NDArray
+
+from . import _bca_fast
+from ._certificate import Certificate, certify, leading_eigenvector
+from ._screening import safe_feature_elimination
+from ._validation import (
+    check_covariance_shape,
+    check_int,
+    check_lam,
+    check_positive,
+    check_psd,
+    check_tol,
+    dense_block,
+)
+
+__all__ = ["DSPCAResult", "dspca_bca", "ConvergenceWarning", "EmptyProblemWarning"]
+
+
+class ConvergenceWarning(UserWarning):
+    """The solver stopped before its certified gap reached ``tol``."""
+
+
+class EmptyProblemWarning(UserWarning):
+    """Every feature was eliminated: the result is the empty component."""
+
+
+@dataclass(frozen=True, repr=False)
+class DSPCAResult:
+    """Solution of the DSPCA relaxation with its certificate.
+
+    All matrices and vectors are in the caller's feature order and units.
+    ``objective <= phi <= upper_bound`` holds for the problem that was solved
+    (the reduced one when ``eliminate=True``), converged or not.
+
+    Attributes
+    ----------
+    Z : ndarray of shape (n_features, n_features)
+        The returned primal point: PSD, trace one (zero matrix for an empty
+        problem), zero on eliminated features.  Built on access from
+        ``Z_reduced`` and ``kept``.
+    X : ndarray of shape (n_features, n_features)
+        The barrier iterate, for warm starts (pass the result as ``X0``).
+    objective : float
+        ``Tr(Sigma Z) - lam * ||Z||_1`` of the returned ``Z``.
+    upper_bound : float
+        ``lambda_max(Sigma + U)`` for a ``U`` with ``|U_ij| <= lam``.
+    gap : float
+        ``(upper_bound - objective) / upper_bound``.
+    converged : bool
+        ``gap <= tol``.
+    loadings : ndarray of shape (n_features,)
+        Unit-norm leading eigenvector of ``Z``, zero outside ``support``, with
+        its largest-magnitude entry positive.
+    support : ndarray of int
+        Indices of the nonzero entries of ``loadings`` (see Notes of
+        :func:`dspca_bca` for the rule).
+    explained_variance : float
+        ``loadings' Sigma loadings``.
+    kept : ndarray of int
+        Features that survived elimination (all features if
+        ``eliminate=False``), ascending.
+    eliminated : ndarray of int
+        Features removed by Theorem 1.
+    """
+
+    Z_reduced: NDArray[np.float64]
+    X_reduced: NDArray[np.float64]
+    objective: float
+    upper_bound: float
+    gap: float
+    converged: bool
+    tol: float
+    lam: float
+    beta: float
+    loadings: NDArray[np.float64]
+    support: NDArray[np.intp]
+    explained_variance: float
+    kept: NDArray[np.intp]
+    n_features: int
+    eliminate: bool
+    n_sweeps: int
+    n_qp_passes: int
+    primal: str
+    dual: str
+    timings: dict[str, float]
+    history: tuple[tuple[int, float, float, float], ...]
+    _dual_columns: NDArray[np.float64] | None = field(default=None, compare=False)
+
+    @property
+    def reduced_size(self) -> int:
+        """Number of features the solver worked on."""
+        return int(self.kept.size)
+
+    @property
+    def eliminated(self) -> NDArray[np.intp]:
+        """Features removed by the safe elimination test."""
+        mask = np.ones(self.n_features, dtype=bool)
+        mask[self.kept] = False
+        return np.flatnonzero(mask).astype(np.intp)
+
+    def _embed(self, A: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.zeros((self.n_features, self.n_features))
+        out[np.ix_(self.kept, self.kept)] = A
+        return out
+
+    @property
+    def Z(self) -> NDArray[np.float64]:
+        """The primal solution in the caller's feature order."""
+        return self._embed(self.Z_reduced)
+
+    @property
+    def X(self) -> NDArray[np.float64]:
+        """The barrier iterate in the caller's feature order (for warm starts)."""
+        return self._embed(self.X_reduced)
+
+    def __repr__(self) -> str:
+        status = "converged" if self.converged else "NOT converged"
+        return (
+            f"DSPCAResult({status}, objective={self.objective:.6g}, "
+            f"upper_bound={self.upper_bound:.6g}, gap={self.gap:.2e} (tol={self.tol:g}), "
+            f"lam={self.lam:g}, support={self.support.tolist() if self.support.size <= 12 else f'<{self.support.size} features>'}, "
+            f"explained_variance={self.explained_variance:.6g}, "
+            f"reduced_size={self.reduced_size}/{self.n_features}, sweeps={self.n_sweeps}, "
+            f"time={self.timings.get('total', 0.0):.3g}s)"
+        )
+
+
+# Relative accuracy of the first barrier problem: beta starts at
+# BETA_START * phi0^2 / n and is lowered tenfold at a time (see dspca_bca).
+BETA_START = 1e-3
+# Largest active set the exact box-QP finish handles (per column update).
+MAX_ACTIVE = 128
+
+
+def _default_beta(phi: float, n: int, tol: float) -> float:
+    """Smallest barrier parameter the continuation goes down to.
+
+    For the exact barrier optimum, the barrier dual bound exceeds the primal
+    value by at most ``n * beta / Tr X`` (with ``Tr X`` close to ``phi``); half of
+    ``tol`` of that margin gives ``beta = tol * phi^2 / (2 n)`` (the paper's
+    ``beta = eps / n`` for the squared objective ``phi^2 / 2``).
+    """
+    return 0.5 * tol * phi * phi / n
+
+
+def _inverse(X: np.ndarray) -> np.ndarray:
+    """Inverse of the symmetric positive definite X, C-contiguous."""
+    c, info = sla.lapack.dpotrf(X, lower=False)
+    if info != 0:  # pragma: no cover - the updates keep X positive definite
+        raise np.linalg.LinAlgError(f"barrier iterate lost definiteness (potrf info={info})")
+    inv, info = sla.lapack.dpotri(c, lower=False)
+    inv = np.triu(inv)
+    inv = inv + np.triu(inv, 1).T
+    return np.ascontiguousarray(inv)
+
+
+def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
+           scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Initial barrier iterate and dual columns (normalised units)."""
+    m = S.shape[0]
+    M = np.sign(S) * np.maximum(np.abs(S) - lam, 0.0)
+    np.fill_diagonal(M, np.diag(S) - lam)
+    if X0 is None:
+        return np.eye(m) * (phi0 / m), np.ascontiguousarray(M)
+    if isinstance(X0, DSPCAResult):
+        full = X0.X
+        if X0._dual_columns is not None and np.array_equal(X0.kept, kept):
+            M = X0._dual_columns.copy()
+    else:
+        full = np.asarray(X0, dtype=np.float64)
+    n = full.shape[0] if full.ndim == 2 else -1
+    if full.ndim != 2 or full.shape[0] != full.shape[1]:
+        raise ValueError(f"X0 must be a square matrix, got shape {np.shape(full)}")
+    if not np.all(np.isfinite(full)):
+        raise ValueError("X0 must be finite, got NaN or inf entries")
+    if kept.size and kept.max() >= n:
+        raise ValueError(f"X0 has {n} features but Sigma has more (feature {kept.max()})")
+    X = full[np.ix_(kept, kept)] / scale
+    X = 0.5 * (X + X.T)
+    d = np.diag(X).copy()
+    # Features new to the iterate (e.g. eliminated at the previous lam) get a
+    # small diagonal entry so that X is positive definite.
+    floor = 1e-3 * phi0 / m
+    X[np.diag_indices(m)] = np.where(d > 0, d, floor)
+    try:
+        sla.cholesky(X, lower=True)
+    except sla.LinAlgError:
+        raise ValueError(
+            "X0 restricted to the features solved over is not positive definite"
+        ) from None
+    return np.ascontiguousarray(X), np.ascontiguousarray(M)
+
+
+def dspca_bca(
+    Sigma: ArrayLike,
+    lam: float,
+    beta: float | None = None,
+    *,
+    tol: float = 1e-6,
+    max_sweeps: int = 500,
+    eliminate: bool = True,
+    X0: ArrayLike | DSPCAResult | None = None,
+    max_qp_passes: int = 5,
+    qp_tol: float = 1e-3,
+    qp_finish: bool = True,
+    verbose: bool = False,
+) -> DSPCAResult:
+    r"""Sparse PCA by the DSPCA relaxation, solved by block coordinate ascent.
+
+    Solves
+
+    .. code-block:: text
+
+        phi = max  Tr(Sigma Z) - lam * sum_ij |Z_ij|   over Z PSD, Tr Z = 1
+            = min  lambda_max(Sigma + U)                over U symmetric, |U_ij| <= lam
+
+    through the log-barrier problem of Zhang & El Ghaoui (2011)
+
+    .. code-block:: text
+
+        max  Tr(Sigma X) - lam ||X||_1 - (Tr X)^2 / 2 + beta log det X ,  Z = X / Tr X
+
+    updating one row and column of ``X`` at a time (Algorithm 1), and stops
+    when a certified relative duality gap is below ``tol``.
+
+    Parameters
+    ----------
+    Sigma : array-like or scipy.sparse matrix of shape (n_features, n_features)
+        Symmetric positive semidefinite covariance matrix. A sparse matrix is
+        screened by its diagonal first and only the surviving block is made
+        dense. Integer and float32 input is converted to float64 (all
+        computation is in float64); the caller's array is not modified.
+    lam : float
+        Sparsity penalty, ``lam >= 0``.
+    beta : float, optional
+        Barrier parameter. If given, it is used throughout (the paper's
+        setting). By default the solver starts at ``1e-3 * phi0^2 / n``, with
+        ``phi0 = max_i Sigma_ii - lam`` and ``n`` the reduced size, and lowers
+        it tenfold whenever the barrier problem is solved to its own accuracy
+        and the gap is not yet certified, down to ``tol * phi0^2 / (2 n)``.
+        Either way scaling ``Sigma`` and ``lam`` by ``c`` scales beta by
+        ``c^2`` and gives the same ``Z``.
+    tol : float, default=1e-6
+        Target relative duality gap ``(upper_bound - objective) / upper_bound``.
+    max_sweeps : int, default=500
+        Maximum number of sweeps over all columns.
+    eliminate : bool, default=True
+        Apply Theorem 1 first and solve the relaxation on the features with
+        ``Sigma_ii > lam`` only (the paper's method). With ``False`` the
+        relaxation is solved on all features (see Notes).
+    X0 : array-like of shape (n_features, n_features) or DSPCAResult, optional
+        Warm start: a positive definite barrier iterate, typically
+        ``result.X`` or the result itself (which also reuses its dual columns)
+        from a nearby ``lam``.
+    max_qp_passes : int, default=5
+        Coordinate-descent passes per box QP and column update.
+    qp_tol : float, default=1e-3
+        A QP stops early after a pass in which no coordinate moved by more than
+        ``qp_tol * lam``.
+    qp_finish : bool, default=True
+        After one coordinate-descent pass, solve each box QP exactly by an
+        active-set method that reads ``Y^-1`` off an inverse of ``X`` kept
+        current by rank-one updates (for active sets of up to 128
+        coordinates; larger ones fall back to coordinate descent). With
+        ``False`` the QP is solved by coordinate descent alone, as in the
+        paper; its dual variables are then too inexact for a tight barrier
+        bound and the certificate relies on the rank-one construction.
+    verbose : bool, default=False
+        Print the bounds after every sweep.
+
+    Returns
+    -------
+    result : DSPCAResult
+        See :class:`DSPCAResult`.
+
+    Raises
+    ------
+    ValueError
+        If ``Sigma`` is not square, not symmetric, holds NaN or inf, has a
+        negative diagonal entry or is not positive semidefinite on the features
+        solved over; if ``lam < 0``, ``beta <= 0``, ``tol`` is outside (0, 1) or
+        ``X0`` is not positive definite.
+    TypeError
+        If an argument has the wrong type (e.g. a string or complex matrix).
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_sweeps`` is reached with ``gap > tol``.
+    EmptyProblemWarning
+        When no feature has ``Sigma_ii > lam``: the result has an empty support,
+        ``Z = 0`` and objective 0 (the value of the penalised cardinality
+        problem for the empty pattern).
+
+    Notes
+    -----
+    *Certificate.* After every sweep the solver reads off the leading
+    eigenvector ``v`` of ``Z = X / Tr X``, polishes the supports
+    ``{i : |v_i| >= theta max|v|}`` into rank-one solutions ``x x'`` (the best
+    ``x`` for a fixed support and sign pattern is a leading eigenvector of
+    ``Sigma_SS - lam sign(x_S) sign(x_S)'``), and keeps the better of that and
+    ``X / Tr X`` as ``Z``. The upper bound is the smaller of two dual-feasible
+    constructions: the box-QP solutions of the sweep (which tend to the exact
+    dual as ``beta -> 0``), and the rank-one certificate of d'Aspremont, Bach &
+    El Ghaoui (2008) built around ``x``. The second is tight to rounding error
+    when the optimum is rank one, which is the usual case; the first covers the
+    rest.
+
+    *Support rule.* ``support`` is the set of nonzero entries of the polished
+    ``x`` when it is returned (``primal == "rank-one polish"``); otherwise the
+    entries of ``Z``'s leading eigenvector with ``|v_i| >= 1e-3 max|v|``.
+
+    *Elimination.* Theorem 1 is exact for the cardinality problem
+    ``max x' Sigma x - lam ||x||_0`` but not for the relaxation: the relaxation
+    on all features can put small weight on features with ``Sigma_ii <= lam``
+    and have a slightly larger value. With ``eliminate=True`` all bounds refer
+    to the reduced problem.
+
+    References
+    ----------
+    Y. Zhang and L. El Ghaoui, "Large-Scale Sparse Principal Component Analysis
+    with Application to Text Data", NIPS 2011.
+    A. d'Aspremont, F. Bach and L. El Ghaoui, "Optimal Solutions for Sparse
+    Principal Component Analysis", JMLR 9, 2008.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import spca
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((100, 20))
+    >>> Sigma = F.T @ F / 100
+    >>> res = spca.dspca_bca(Sigma, lam=0.3)
+    >>> bool(res.converged), res.gap <= 1e-6
+    (True, True)
+    """
+    t_start = time.perf_counter()
+    lam = check_lam(lam)
+    tol = check_tol(tol)
+    max_sweeps = check_int(max_sweeps, "max_sweeps")
+    max_qp_passes = check_int(max_qp_passes, "max_qp_passes")
+    qp_tol = check_positive(qp_tol, "qp_tol")
+    if beta is not None:
+        beta = check_positive(beta, "beta")
+    if not isinstance(eliminate, bool | np.bool_):
+        raise TypeError(f"eliminate must be True or False, got {eliminate!r}")
+    S_in, diag = check_covariance_shape(Sigma)
+    n = diag.size
+
+    if eliminate:
+        kept = safe_feature_elimination(diag, lam)
+    else:
+        kept = np.arange(n, dtype=np.intp) if diag.max() > lam else np.empty(0, np.intp)
+    t_elim = time.perf_counter()
+    if kept.size == 0:
+        warnings.warn(
+            f"every feature has variance <= lam = {lam!r} (largest variance "
+            f"{diag.max()!r}): the solution is the empty component",
+            EmptyProblemWarning,
+            stacklevel=2,
+        )
+        return _empty_result(n, lam, tol, bool(eliminate), t_start)
+
+    B = dense_block(S_in, kept)
+    check_psd(B, kept)
+    # Work in units where the largest variance is 1; Z does not change and
+    # objective values scale back by `scale`.
+    scale = float(B.diagonal().max())
+    S = np.ascontiguousarray(B / scale)
+    lam_n = lam / scale
+    m = kept.size
+    phi0 = 1.0 - lam_n  # = max_i S_ii - lam_n, a lower bound on phi
+    if beta is None:
+        beta_min = _default_beta(phi0, m, tol)
+        beta_k = max(BETA_START * phi0 * phi0 / m, beta_min)
+    else:
+        beta_min = beta_k = beta / scale**2
+    X, M = _start(S, lam_n, phi0, X0, kept, scale)
+    work = _bca_fast.Workspace(m, MAX_ACTIVE)
+    no_inverse = np.empty((0, 0))
+    max_rounds = 50 if qp_finish else 0
+    t_setup = time.perf_counter()
+
+    trace = float(np.trace(X))
+    history: list[tuple[int, float, float, float]] = []
+    cert: Certificate | None = None
+    n_passes = n_exact = 0
+    sweep = 0
+    t_cert = 0.0
+    t_since_cert = 0.0
+    for sweep in range(1, max_sweeps + 1):
+        t0 = time.perf_counter()
+        H = _inverse(X) if qp_finish else no_inverse
+        trace, passes, exact = _bca_fast.bca_sweep(
+            S, X, H, M, lam_n, beta_k, trace, work, max_qp_passes, qp_tol, max_rounds
+        )
+        n_passes += passes
+        n_exact += exact
+        trace = float(np.trace(X))  # drop the rounding accumulated over the sweep
+        t1 = time.perf_counter()
+        t_since_cert += t1 - t0
+        # Certify after the first sweeps, and then once the sweeps since the
+        # last certificate took as long as it did (at most half the time goes
+        # to certificates), and always at the last sweep.
+        last_cost = t_cert / max(len(history), 1)
+        if sweep > 3 and t_since_cert < last_cost and sweep < max_sweeps:
+            continue
+        cert = certify(S, lam_n, X, M)
+        t_cert += time.perf_counter() - t1
+        t_since_cert = 0.0
+        history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
+        if verbose:
+            print(
+                f"sweep {sweep:4d}  beta={beta_k * scale**2:.2e}  lower={cert.lower * scale:.10g}"
+                f"  upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}"
+                f"  ({cert.primal} / {cert.dual})"
+            )
+        if cert.gap <= tol:
+            break
+        # Lower beta once the barrier problem is solved to within its own
+        # accuracy: the barrier-dual gap is then about n * beta / Tr X.
+        if beta_k > beta_min and cert.barrier_gap <= 4.0 * m * beta_k / trace:
+            beta_k = max(beta_k / 10.0, beta_min)
+    assert cert is not None
+    t_end = time.perf_counter()
+    converged = cert.gap <= tol
+    if not converged:
+        warnings.warn(
+            f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
+            f"> tol = {tol:g}; increase max_sweeps or tol",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return _build_result(
+        cert=cert, S=S, scale=scale, X=X, M=M, kept=kept, n=n, lam=lam, tol=tol,
+        beta=beta_k * scale**2, eliminate=bool(eliminate), sweeps=sweep,
+        passes=n_passes, history=history,
+        timings={
+            "elimination": t_elim - t_start,
+            "setup": t_setup - t_elim,
+            "sweeps": t_end - t_setup - t_cert,
+            "n_exact_qp": float(n_exact),
+            "certificate": t_cert,
+            "total": t_end - t_start,
+        },
+    )
+
+
+def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarray,
+                  M: np.ndarray, kept: np.ndarray, n: int, lam: float, tol: float,
+                  beta: float, eliminate: bool, sweeps: int, passes: int,
+                  history: list, timings: dict) -> DSPCAResult:
+    if cert.x is not None:
+        x_red = cert.x
+    else:
+        v = leading_eigenvector(cert.Z)
+        x_red = np.where(np.abs(v) >= 1e-3 * np.abs(v).max(), v, 0.0)
+        x_red /= np.linalg.norm(x_red)
+    if x_red[np.argmax(np.abs(x_red))] < 0:
+        x_red = -x_red
+    loadings = np.zeros(n)
+    loadings[kept] = x_red
+    support = np.flatnonzero(loadings).astype(np.intp)
+    ev = float(x_red @ S @ x_red) * scale
+    return DSPCAResult(
+        Z_reduced=cert.Z,
+        X_reduced=X * scale,
+        objective=cert.lower * scale,
+        upper_bound=cert.upper * scale,
+        gap=cert.gap,
+        converged=cert.gap <= tol,
+        tol=tol,
+        lam=lam,
+        beta=beta,
+        loadings=loadings,
+        support=support,
+        explained_variance=ev,
+        kept=kept,
+        n_features=n,
+        eliminate=eliminate,
+        n_sweeps=sweeps,
+        n_qp_passes=passes,
+        primal=cert.primal,
+        dual=cert.dual,
+        timings=timings,
+        history=tuple(history),
+        _dual_columns=M.copy(),
+    )
+
+
+def _empty_result(n: int, lam: float, tol: float, eliminate: bool,
+                  t_start: float) -> DSPCAResult:
+    total = time.perf_counter() - t_start
+    return DSPCAResult(
+        Z_reduced=np.zeros((0, 0)),
+        X_reduced=np.zeros((0, 0)),
+        objective=0.0,
+        upper_bound=0.0,
+        gap=0.0,
+        converged=True,
+        tol=tol,
+        lam=lam,
+        beta=0.0,
+        loadings=np.zeros(n),
+        support=np.empty(0, np.intp),
+        explained_variance=0.0,
+        kept=np.empty(0, np.intp),
+        n_features=n,
+        eliminate=eliminate,
+        n_sweeps=0,
+        n_qp_passes=0,
+        primal="empty",
+        dual="empty",
+        timings={"total": total},
+        history=(),
+    )
+

@@ -1,0 +1,504 @@
+"""Compiled kernels of the block coordinate ascent (BCA) solver for DSPCA.
+
+The Python layer (``spca/_bca.py``) validates, eliminates features, scales and
+allocates; the functions here only run loops over typed memoryviews.
+
+Notation (Zhang & El Ghaoui 2011, Algorithm 1).  For column ``j`` of the barrier
+iterate ``X`` let ``Y = X[\\j, \\j]``, ``s = Sigma[\\j, j]``, ``t = Tr Y`` and
+``c = Sigma[j, j] - lam - t``.  One column update
+
+1. solves the box QP ``R2 = min u' Y u  s.t.  |u - s|_inf <= lam`` by cyclic
+   coordinate descent, warm-started from the previous sweep's ``u``;
+2. takes ``tau``, the positive root of ``tau^3 + c tau^2 - beta tau - R2 = 0``;
+3. sets ``X[\\j, j] = Y u / tau`` and ``X[j, j] = beta / tau + R2 / tau^2``
+   (equal to ``c + tau`` at the root, but free of cancellation), so that the
+   Schur complement of ``Y`` in the new ``X`` is exactly ``beta / tau > 0``.
+
+The vector ``u`` is the ``j``-th column of ``Sigma + U`` for a dual-feasible
+``U`` (``|U_ij| <= lam``); the rows of the array ``M`` keep these vectors
+between sweeps, which both warm-starts the QP and yields a duality bound.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.math cimport fabs, sqrt, cbrt
+from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dger
+from scipy.linalg.cython_lapack cimport dposv
+
+import numpy as np
+
+
+cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
+    """Return x clipped to the interval [lo, hi]."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+cdef double _cubic_root(double c, double beta, double r2) noexcept nogil:
+    """Return the positive root of f(tau) = tau^3 + c tau^2 - beta tau - r2.
+
+    Requires beta > 0 and r2 >= 0, under which the root is unique.  Newton's
+    method started to the right of the root, where f is convex and increasing,
+    decreases monotonically to it; it stops when a step no longer decreases.
+    """
+    cdef double hi, tq, tau, f, fp, step
+    cdef int it
+    # f(hi) >= 0 for hi = max(-c, 0) + sqrt(beta) + cbrt(r2) (see the tests).
+    hi = (-c if c < 0.0 else 0.0) + sqrt(beta) + cbrt(r2)
+    if c > 0.0:
+        # f(tau) >= c tau^2 - beta tau - r2, whose positive root is tighter.
+        tq = (beta + sqrt(beta * beta + 4.0 * c * r2)) / (2.0 * c)
+        if tq < hi:
+            hi = tq
+    tau = hi
+    for it in range(200):
+        f = ((tau + c) * tau - beta) * tau - r2
+        if f <= 0.0:
+            break
+        fp = (3.0 * tau + 2.0 * c) * tau - beta
+        if fp <= 0.0:
+            break
+        step = f / fp
+        if step <= 0.0 or tau - step >= tau:
+            break
+        if tau - step <= 0.0:
+            tau = 0.5 * tau
+        else:
+            tau = tau - step
+    return tau
+
+
+cdef Py_ssize_t _box_qp_cd(
+    const double[:, ::1] Y,  # IN   symmetric PSD matrix; row/column `skip` ignored
+    Py_ssize_t skip,          # IN   index left out of the QP (-1: none)
+    const double[::1] s,      # IN   box centres
+    double lam,               # IN   box half-width
+    double[::1] u,            # IN/OUT iterate, u[skip] is ignored and left as is
+    double[::1] w,            # OUT  Y u (restricted to i != skip)
+    Py_ssize_t max_passes,
+    double tol,
+) noexcept nogil:
+    """Coordinate descent for min u'Yu s.t. |u - s|_inf <= lam; return passes.
+
+    ``w`` is recomputed from ``u`` at the start, then kept equal to ``Y u`` by
+    one axpy per coordinate that moves.  The loop stops after a pass in which no
+    coordinate moved by more than ``tol * max(lam, 1e-300)``, or after
+    ``max_passes`` passes.
+    """
+    cdef Py_ssize_t n = Y.shape[0]
+    cdef Py_ssize_t i, k, p, nnz = 0
+    cdef int n_int = <int> n, one = 1
+    cdef double alpha = 1.0, zero = 0.0
+    cdef double saved = 0.0, d, new, delta, max_delta
+    cdef double thresh = tol * (lam if lam > 1e-300 else 1e-300)
+
+    if skip >= 0:
+        saved = u[skip]
+        u[skip] = 0.0
+    for i in range(n):
+        if u[i] != 0.0:
+            nnz += 1
+    # w = Y u, by a gemv when u is dense and by axpys over its nonzeros otherwise.
+    if nnz * 4 > n:
+        # Y is symmetric and C-ordered, so the Fortran gemv without transpose
+        # computes Y' u = Y u.
+        dgemv(b"N", &n_int, &n_int, &alpha, &Y[0, 0], &n_int, &u[0], &one,
+              &zero, &w[0], &one)
+    else:
+        for i in range(n):
+            w[i] = 0.0
+        for k in range(n):
+            if u[k] != 0.0:
+                d = u[k]
+                # w += u[k] * Y[k, :]
+                daxpy(&n_int, &d, &Y[k, 0], &one, &w[0], &one)
+
+    for p in range(max_passes):
+        max_delta = 0.0
+        for i in range(n):
+            if i == skip:
+                continue
+            d = Y[i, i]
+            if d > 0.0:
+                new = _clip(u[i] - w[i] / d, s[i] - lam, s[i] + lam)
+            elif w[i] - d * u[i] > 0.0:
+                new = s[i] - lam
+            else:
+                new = s[i] + lam
+            delta = new - u[i]
+            if delta != 0.0:
+                u[i] = new
+                # w += delta * Y[i, :]
+                daxpy(&n_int, &delta, &Y[i, 0], &one, &w[0], &one)
+                if fabs(delta) > max_delta:
+                    max_delta = fabs(delta)
+        if max_delta <= thresh:
+            p += 1
+            break
+    else:
+        p = max_passes
+    if skip >= 0:
+        u[skip] = saved
+    return p
+
+
+cdef inline double _dot_skip(const double[::1] a, const double[::1] b,
+                             Py_ssize_t skip) noexcept nogil:
+    """Return sum_{i != skip} a[i] * b[i]."""
+    cdef int n_int = <int> a.shape[0], one = 1
+    cdef double out = ddot(&n_int, &a[0], &one, &b[0], &one)
+    if skip >= 0:
+        out -= a[skip] * b[skip]
+    return out
+
+
+cdef Py_ssize_t _active_set_finish(
+    const double[:, ::1] H,   # IN   inverse of the current X
+    Py_ssize_t j,
+    const double[::1] s,      # IN   box centres (row j of Sigma)
+    double lam,
+    double[::1] u,            # IN/OUT QP iterate (feasible, from coordinate descent)
+    double[::1] w,            # OUT  Y u: zero on free coordinates
+    double[:, ::1] GB,        # work (bmax, n): columns of Y^-1 on the working set
+    double[:, ::1] Gbb,       # work (bmax, bmax)
+    double[::1] z,            # work (bmax,)
+    Py_ssize_t[::1] bidx,     # work (bmax,)
+    double[::1] unew,         # work (n,)
+    double[::1] ucur,         # work (n,)
+    signed char[::1] inb,     # work (n,): 1 if in the working set
+    Py_ssize_t max_rounds,
+) noexcept nogil:
+    """Finish the box QP exactly by a primal active-set method; 1 on success.
+
+    Starting from the feasible ``u`` with working set ``B`` = coordinates at a
+    bound, each round minimises ``u'Yu`` with ``u_B`` fixed: the minimiser has
+    ``(Y u)_F = 0`` on the free set, so ``u = G[:, B] z`` with ``G = Y^-1`` and
+    ``G_BB z = u_B``, and ``z = (Y u)_B`` is the gradient on ``B``.  ``G`` is read
+    off ``H = X^-1`` by ``G = H[\\j, \\j] - H[\\j, j] H[j, \\j] / H[j, j]``.  If
+    that point leaves the box, the method steps to the first bound met and adds
+    it to ``B``; otherwise it drops from ``B`` the coordinate whose gradient has
+    the wrong sign (the largest), or stops at the optimum.  Each round lowers
+    the objective, so the method is finite; it gives up (returning 0 and
+    leaving ``u`` and ``w`` unchanged) after ``max_rounds`` rounds or when the
+    working set outgrows the work arrays.
+    """
+    cdef Py_ssize_t n = H.shape[0], bmax = GB.shape[0]
+    cdef Py_ssize_t i, a, c, b = 0, rnd, block, worst
+    cdef int n_int = <int> n, one = 1, b_int, info = 0
+    cdef double hjj = H[j, j], coef, lo, hi, zero = 0.0, alpha = 1.0
+    cdef double step, t, d, viol, worst_viol, slack
+    cdef double *g
+
+    if not lam > 0.0:
+        return 0  # the box is a point: coordinate descent is already exact
+    for i in range(n):
+        ucur[i] = u[i]
+        inb[i] = 0
+        if i != j and (u[i] == s[i] - lam or u[i] == s[i] + lam):
+            inb[i] = 1
+    for rnd in range(max_rounds):
+        b = 0
+        for i in range(n):
+            if inb[i]:
+                if b == bmax:
+                    return 0
+                bidx[b] = i
+                b += 1
+        if b == 0:
+            for i in range(n):
+                unew[i] = 0.0
+        else:
+            for a in range(b):
+                c = bidx[a]
+                coef = H[j, c] / hjj
+                for i in range(n):
+                    GB[a, i] = H[c, i] - coef * H[j, i]
+            # G_BB packed with leading dimension b at the start of the buffer
+            g = &Gbb[0, 0]
+            for a in range(b):
+                for c in range(b):
+                    g[a * b + c] = GB[a, bidx[c]]
+                z[a] = ucur[bidx[a]]
+            b_int = <int> b
+            dposv(b"U", &b_int, &one, g, &b_int, &z[0], &b_int, &info)
+            if info != 0:
+                return 0
+            # unew = G[:, B] z  (GB is (b, n) C-ordered, i.e. (n, b) for BLAS)
+            dgemv(b"N", &n_int, &b_int, &alpha, &GB[0, 0], &n_int, &z[0], &one,
+                  &zero, &unew[0], &one)
+            for a in range(b):
+                unew[bidx[a]] = ucur[bidx[a]]
+        # Largest feasible step from ucur towards unew.
+        step = 1.0
+        block = -1
+        for i in range(n):
+            if i == j or inb[i]:
+                continue
+            lo = s[i] - lam
+            hi = s[i] + lam
+            d = unew[i] - ucur[i]
+            slack = 1e-13 * (fabs(s[i]) + lam)
+            if unew[i] > hi + slack and d > 0.0:
+                t = (hi - ucur[i]) / d
+                if t < step:
+                    step = t
+                    block = i
+            elif unew[i] < lo - slack and d < 0.0:
+                t = (lo - ucur[i]) / d
+                if t < step:
+                    step = t
+                    block = i
+        if block >= 0:
+            if step < 0.0:
+                step = 0.0
+            for i in range(n):
+                if i != j and not inb[i]:
+                    ucur[i] = _clip(ucur[i] + step * (unew[i] - ucur[i]),
+                                    s[i] - lam, s[i] + lam)
+            ucur[block] = s[block] + lam if unew[block] > s[block] else s[block] - lam
+            inb[block] = 1
+            continue
+        for i in range(n):
+            if i != j and not inb[i]:
+                ucur[i] = _clip(unew[i], s[i] - lam, s[i] + lam)
+        # Optimal for this working set: check the gradient signs on B.
+        worst = -1
+        worst_viol = 0.0
+        for a in range(b):
+            c = bidx[a]
+            # at the upper bound the gradient must be <= 0, at the lower >= 0
+            viol = z[a] if ucur[c] > s[c] else -z[a]
+            if viol > worst_viol:
+                worst_viol = viol
+                worst = c
+        if worst < 0:
+            break
+        inb[worst] = 0
+    else:
+        return 0
+    for i in range(n):
+        if i != j:
+            u[i] = ucur[i]
+            w[i] = 0.0
+    for a in range(b):
+        w[bidx[a]] = z[a]
+    return 1
+
+
+cdef void _matvec_skip(const double[:, ::1] Y, Py_ssize_t skip, double[::1] u,
+                       double[::1] w) noexcept nogil:
+    """w = Y u with row and column ``skip`` left out (``w[skip]`` is garbage)."""
+    cdef int n_int = <int> Y.shape[0], one = 1
+    cdef double alpha = 1.0, zero = 0.0, saved = u[skip]
+    u[skip] = 0.0
+    # Y is symmetric and C-ordered: the Fortran gemv without transpose gives Y u.
+    dgemv(b"N", &n_int, &n_int, &alpha, &Y[0, 0], &n_int, &u[0], &one,
+          &zero, &w[0], &one)
+    u[skip] = saved
+
+
+cdef double _column_update(
+    const double[:, ::1] Sigma,  # IN
+    double[:, ::1] X,             # IN/OUT barrier iterate: row and column j rewritten
+    double[:, ::1] H,             # IN/OUT X^-1 (shape (0, 0): no exact finish)
+    double[:, ::1] M,             # IN/OUT row j holds the QP solution u of column j
+    Py_ssize_t j,
+    double lam,
+    double beta,
+    double trace,                 # IN   Tr X before the update
+    double[::1] w,                # work (n,): Y u
+    double[:, ::1] GB,            # work arrays of the exact finish
+    double[:, ::1] Gbb,
+    double[::1] z,
+    Py_ssize_t[::1] bidx,
+    double[::1] unew,
+    double[::1] ucur,
+    signed char[::1] inb,
+    Py_ssize_t max_passes,
+    double qp_tol,
+    Py_ssize_t max_rounds,
+    Py_ssize_t *passes,           # OUT  coordinate-descent passes
+    int *exact,                   # OUT  1 if the QP was finished exactly
+    double *tau_out,              # OUT  root of the cubic
+) noexcept nogil:
+    """Update row and column j of X (and H = X^-1) in place; return the new Tr X.
+
+    After the QP, ``w = Y u`` is recomputed from ``Y`` itself, so that the new
+    diagonal ``X[j, j] = beta / tau + u'w / tau^2`` makes the Schur complement
+    exactly ``beta / tau`` whatever the accuracy of ``H``.  ``H`` is then
+    updated by the bordering formula: with ``G = Y^-1 = H[\\j, \\j] - h h' /
+    h_jj`` and ``Y^-1 y = u / tau``, the new inverse is
+    ``[[G + u u' / (beta tau), -u / beta], [-u' / beta, tau / beta]]``.
+    """
+    cdef Py_ssize_t n = X.shape[0], i
+    cdef int n_int = <int> n, one = 1
+    cdef double t, c, r2, tau, inv_tau, xjj, coef
+    cdef double[::1] u = M[j]
+    cdef bint finish = max_rounds > 0 and H.shape[0] == n
+
+    t = trace - X[j, j]
+    c = Sigma[j, j] - lam - t
+    exact[0] = 0
+    if finish:
+        # One pass to find the active set, the exact finish, and more passes
+        # only if the finish gave up.
+        passes[0] = _box_qp_cd(X, j, Sigma[j], lam, u, w, 1, qp_tol)
+        exact[0] = <int> _active_set_finish(H, j, Sigma[j], lam, u, w, GB, Gbb, z,
+                                            bidx, unew, ucur, inb, max_rounds)
+        if exact[0]:
+            _matvec_skip(X, j, u, w)
+        elif max_passes > 1:
+            passes[0] += _box_qp_cd(X, j, Sigma[j], lam, u, w, max_passes - 1, qp_tol)
+    else:
+        passes[0] = _box_qp_cd(X, j, Sigma[j], lam, u, w, max_passes, qp_tol)
+    r2 = _dot_skip(u, w, j)
+    if r2 < 0.0:  # rounding only: Y is positive definite
+        r2 = 0.0
+    tau = _cubic_root(c, beta, r2)
+    inv_tau = 1.0 / tau
+    for i in range(n):
+        if i != j:
+            X[i, j] = w[i] * inv_tau
+            X[j, i] = X[i, j]
+    xjj = beta * inv_tau + r2 * inv_tau * inv_tau
+    X[j, j] = xjj
+    u[j] = 0.0
+    if finish:
+        # H -= h h' / h_jj  (row and column j of H become zero) ...
+        for i in range(n):
+            unew[i] = H[j, i]
+        coef = -1.0 / H[j, j]
+        dger(&n_int, &n_int, &coef, &unew[0], &one, &unew[0], &one,
+             &H[0, 0], &n_int)
+        # ... H += u u' / (beta tau), then the new row and column j.
+        coef = inv_tau / beta
+        dger(&n_int, &n_int, &coef, &u[0], &one, &u[0], &one, &H[0, 0], &n_int)
+        for i in range(n):
+            H[i, j] = -u[i] / beta
+            H[j, i] = H[i, j]
+        H[j, j] = tau / beta
+    u[j] = Sigma[j, j] - lam
+    tau_out[0] = tau
+    return t + xjj
+
+
+def cubic_root(double c, double beta, double r2):
+    """Positive root of tau^3 + c tau^2 - beta tau - r2 (beta > 0, r2 >= 0)."""
+    if not beta > 0.0:
+        raise ValueError(f"beta must be > 0, got {beta!r}")
+    if not r2 >= 0.0:
+        raise ValueError(f"r2 must be >= 0, got {r2!r}")
+    return _cubic_root(c, beta, r2)
+
+
+def box_qp(const double[:, ::1] Y, const double[::1] s, double lam,
+           double[::1] u, double[::1] w, Py_ssize_t max_passes, double tol,
+           Py_ssize_t skip=-1):
+    """Run coordinate descent on the box QP in place; return the passes used.
+
+    ``u`` (IN/OUT) is the warm start and the result; ``w`` (OUT) is ``Y u``.
+    With ``skip >= 0`` that index is left out of the problem.
+    """
+    cdef Py_ssize_t p
+    with nogil:
+        p = _box_qp_cd(Y, skip, s, lam, u, w, max_passes, tol)
+    return p
+
+
+def box_qp_finish(const double[:, ::1] H, Py_ssize_t j, const double[::1] s,
+                  double lam, double[::1] u, double[::1] w, Py_ssize_t bmax,
+                  Py_ssize_t max_rounds):
+    """Exact active-set finish of the box QP of column ``j``; True on success.
+
+    ``H`` is the inverse of the full matrix whose block without ``j`` is the QP
+    matrix; ``u`` (IN/OUT, feasible) is the start and the result and ``w`` (OUT)
+    is the gradient ``Y u`` implied by ``H`` (zero on free coordinates).
+    """
+    cdef Py_ssize_t n = H.shape[0], ok
+    cdef double[:, ::1] GB = np.empty((bmax, n))
+    cdef double[:, ::1] Gbb = np.empty((bmax, bmax))
+    cdef double[::1] z = np.empty(bmax)
+    cdef Py_ssize_t[::1] bidx = np.empty(bmax, dtype=np.intp)
+    cdef double[::1] unew = np.empty(n)
+    cdef double[::1] ucur = np.empty(n)
+    cdef signed char[::1] inb = np.empty(n, dtype=np.int8)
+    with nogil:
+        ok = _active_set_finish(H, j, s, lam, u, w, GB, Gbb, z, bidx, unew, ucur, inb,
+                                max_rounds)
+    return bool(ok)
+
+
+cdef class Workspace:
+    """Work arrays of the column update, allocated once per solve.
+
+    ``bmax`` bounds the active set that the exact QP finish will handle.
+    """
+    cdef double[::1] w
+    cdef double[:, ::1] GB
+    cdef double[:, ::1] Gbb
+    cdef double[::1] z
+    cdef Py_ssize_t[::1] bidx
+    cdef double[::1] unew
+    cdef double[::1] ucur
+    cdef signed char[::1] inb
+
+    def __init__(self, Py_ssize_t n, Py_ssize_t bmax):
+        bmax = max(1, min(bmax, n))
+        self.w = np.empty(n)
+        self.GB = np.empty((bmax, n))
+        self.Gbb = np.empty((bmax, bmax))
+        self.z = np.empty(bmax)
+        self.bidx = np.empty(bmax, dtype=np.intp)
+        self.unew = np.empty(n)
+        self.ucur = np.empty(n)
+        self.inb = np.empty(n, dtype=np.int8)
+
+
+def column_update(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
+                  double[:, ::1] M, Py_ssize_t j, double lam, double beta,
+                  double trace, Workspace work, Py_ssize_t max_passes, double qp_tol,
+                  Py_ssize_t max_rounds):
+    """One row/column update in place; return ``(trace, tau, passes, exact)``.
+
+    Pass ``H`` of shape (0, 0) or ``max_rounds=0`` for the paper's plain
+    coordinate-descent QP (``H`` is then neither read nor updated).
+    """
+    cdef Py_ssize_t passes = 0
+    cdef int exact = 0
+    cdef double tau = 0.0
+    with nogil:
+        trace = _column_update(Sigma, X, H, M, j, lam, beta, trace, work.w, work.GB,
+                               work.Gbb, work.z, work.bidx, work.unew, work.ucur,
+                               work.inb, max_passes, qp_tol, max_rounds, &passes,
+                               &exact, &tau)
+    return trace, tau, passes, exact
+
+
+def bca_sweep(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
+              double[:, ::1] M, double lam, double beta, double trace,
+              Workspace work, Py_ssize_t max_passes, double qp_tol,
+              Py_ssize_t max_rounds):
+    """One sweep of column updates j = 0..n-1 in place.
+
+    ``H`` must hold ``X^-1`` on entry (unless it has shape (0, 0)) and holds
+    the inverse of the new ``X`` on exit, up to rounding.  Returns
+    ``(trace, total_passes, n_exact)``: the new Tr X, the coordinate-descent
+    passes summed over columns and the number of QPs finished exactly.
+    """
+    cdef Py_ssize_t n = X.shape[0], j, passes = 0, total = 0, n_exact = 0
+    cdef int exact = 0
+    cdef double tau = 0.0
+    cdef double[::1] w = work.w, unew = work.unew, ucur = work.ucur, z = work.z
+    cdef double[:, ::1] GB = work.GB, Gbb = work.Gbb
+    cdef Py_ssize_t[::1] bidx = work.bidx
+    cdef signed char[::1] inb = work.inb
+    with nogil:
+        for j in range(n):
+            trace = _column_update(Sigma, X, H, M, j, lam, beta, trace, w, GB, Gbb, z,
+                                   bidx, unew, ucur, inb, max_passes, qp_tol,
+                                   max_rounds, &passes, &exact, &tau)
+            total += passes
+            n_exact += exact
+    return trace, total, n_exact

@@ -1,0 +1,257 @@
+"""Primal values, dual-feasible bounds and duality gaps for DSPCA.
+
+The relaxation and its dual are
+
+    phi = max  Tr(Sigma Z) - lam * ||Z||_1   over Z PSD, Tr Z = 1
+        = min  lambda_max(Sigma + U)          over U symmetric, |U_ij| <= lam .
+
+Any feasible ``Z`` gives a lower bound on ``phi`` and any ``U`` in the box an
+upper bound, so ``objective <= phi <= upper_bound`` holds whatever state the
+solver is in.  This module builds both sides from a block coordinate ascent
+iterate:
+
+* primal candidates: ``Z = X / Tr X`` and rank-one ``Z = x x'`` obtained by
+  *polishing* a support and sign pattern read off ``Z``'s leading
+  eigenvector;
+* dual candidates: the box-feasible matrix ``Sigma + U`` whose columns are the
+  box-QP solutions ``u`` of the last sweep (``M`` below), and, for a rank-one
+  primal, the construction of d'Aspremont, Bach & El Ghaoui (JMLR 2008):
+  ``U_SS = -lam sign(x_S) sign(x_S)'``, the cross block chosen inside the box
+  so that ``x`` stays an eigenvector of ``Sigma + U``, and the remaining block
+  taken either as ``-clip(Sigma, -lam, lam)`` or from ``M``.
+
+Upper bounds are largest eigenvalues from LAPACK plus a rounding margin
+``n * eps * ||Sigma + U||_F`` (a bound on the backward error of the symmetric
+eigensolver), so a reported bound is never below the true one because of
+floating point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+EPS = np.finfo(np.float64).eps
+
+# Relative thresholds |v_i| >= theta * max|v| that define the candidate
+# supports polished from the leading eigenvector v of Z (see ``polish``).
+SUPPORT_THRESHOLDS = (3e-1, 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-5, 1e-6)
+
+
+def dspca_objective(Sigma: np.ndarray, Z: np.ndarray, lam: float) -> float:
+    """Return Tr(Sigma Z) - lam * sum_ij |Z_ij|."""
+    return float(np.vdot(Sigma, Z) - lam * np.abs(Z).sum())
+
+
+def rank_one_objective(Sigma: np.ndarray, x: np.ndarray, lam: float) -> float:
+    """DSPCA objective of Z = x x' for a unit vector x: x'Sigma x - lam ||x||_1^2."""
+    return float(x @ Sigma @ x - lam * np.abs(x).sum() ** 2)
+
+
+def lambda_max_upper(M: np.ndarray, vector: bool = False):
+    """An upper bound on the largest eigenvalue of the symmetric matrix ``M``.
+
+    LAPACK's symmetric eigensolver returns the exact eigenvalues of ``M + E``
+    with ``||E||_2`` a small multiple of ``n eps ||M||_2``; by Weyl's inequality
+    adding ``n * eps * ||M||_F`` to the computed value gives a safe bound.
+    With ``vector=True`` the leading eigenvector is returned too.
+    """
+    n = M.shape[0]
+    margin = n * EPS * np.linalg.norm(M)
+    if vector:
+        top, vec = sla.eigh(M, subset_by_index=[n - 1, n - 1], check_finite=False)
+        return float(top[0] + margin), vec[:, 0]
+    top = sla.eigvalsh(M, subset_by_index=[n - 1, n - 1], check_finite=False)
+    return float(top[0] + margin)
+
+
+def leading_eigenvector(A: np.ndarray) -> np.ndarray:
+    """Unit leading eigenvector of the symmetric ``A`` with a deterministic sign.
+
+    The sign makes the entry of largest magnitude positive (the first such
+    entry on ties).
+    """
+    n = A.shape[0]
+    _, vec = sla.eigh(A, subset_by_index=[n - 1, n - 1], check_finite=False)
+    v = vec[:, 0]
+    if v[np.argmax(np.abs(v))] < 0:
+        v = -v
+    return v
+
+
+def _polish_support(Sigma: np.ndarray, lam: float, S: np.ndarray, signs: np.ndarray,
+                    max_iter: int = 10) -> tuple[np.ndarray, float]:
+    """Best rank-one solution with support inside S, starting from ``signs``.
+
+    With the signs of ``x_S`` fixed to ``sigma``, ``||x x'||_1 = (sigma' x)^2`` and
+    the objective is ``x' (Sigma_SS - lam sigma sigma') x``, maximised by the
+    leading eigenvector; the signs are then updated and the step repeated until
+    they no longer change.
+    """
+    n = Sigma.shape[0]
+    sub = Sigma[np.ix_(S, S)]
+    sigma = signs.astype(np.float64)
+    best_x = np.zeros(n)
+    best_val = -np.inf
+    for _ in range(max_iter):
+        xs = leading_eigenvector(sub - lam * np.outer(sigma, sigma))
+        x = np.zeros(n)
+        x[S] = xs
+        val = rank_one_objective(Sigma, x, lam)
+        if val > best_val:
+            best_x, best_val = x, val
+        new_sigma = np.sign(xs)
+        if np.array_equal(new_sigma, sigma) or not np.any(new_sigma):
+            break
+        sigma = new_sigma
+    return best_x, best_val
+
+
+def polish(Sigma: np.ndarray, lam: float, v: np.ndarray) -> tuple[np.ndarray, float]:
+    """Rank-one primal candidate read off the leading eigenvector ``v`` of Z.
+
+    For each threshold ``theta`` in ``SUPPORT_THRESHOLDS`` the support
+    ``S = {i : |v_i| >= theta max|v|}`` and signs ``sign(v_S)`` are polished by
+    ``_polish_support``; the candidate with the largest objective is returned
+    (the smallest support on ties).  The support of the result is exactly the
+    set of its nonzero entries.
+    """
+    a = np.abs(v)
+    vmax = a.max()
+    best_x, best_val = None, -np.inf
+    seen: set[int] = set()
+    for theta in SUPPORT_THRESHOLDS:
+        S = np.flatnonzero(a >= theta * vmax)
+        if S.size in seen:
+            continue
+        seen.add(S.size)
+        x, val = _polish_support(Sigma, lam, S, np.sign(v[S]))
+        # Strict improvement needed, so that ties keep the smaller support.
+        if best_x is None or val > best_val + 1e-12 * abs(best_val):
+            best_x, best_val = x, val
+    return best_x, best_val
+
+
+def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  n_iter: int = 80) -> np.ndarray:
+    """Rows ``r = clip(r0 - theta xs, lo, hi)`` with ``r . xs = 0`` where possible.
+
+    This is the Euclidean projection of each row ``r0`` onto the intersection
+    of the box ``[lo, hi]`` and the hyperplane ``r . xs = 0``; ``theta`` is found
+    by bisection (``r(theta) . xs`` is non-increasing in ``theta``).  Where the
+    hyperplane misses the box the row ends at the box corner closest to it.
+    """
+    bound = (np.abs(R0).max() + np.abs(lo).max() + np.abs(hi).max()) / np.abs(xs).min() + 1.0
+    a = np.full(R0.shape[0], -bound)
+    b = np.full(R0.shape[0], bound)
+    for _ in range(n_iter):
+        mid = 0.5 * (a + b)
+        g = np.clip(R0 - mid[:, None] * xs, lo, hi) @ xs
+        pos = g > 0
+        a = np.where(pos, mid, a)
+        b = np.where(pos, b, mid)
+    return np.clip(R0 - (0.5 * (a + b))[:, None] * xs, lo, hi)
+
+
+def rank_one_dual(Sigma: np.ndarray, lam: float, x: np.ndarray,
+                  base: np.ndarray | None = None) -> float:
+    """Upper bound lambda_max(Sigma + U) built around a rank-one primal ``x x'``.
+
+    ``U`` is box-feasible by construction.  On the support ``S`` of ``x``,
+    ``U_SS = -lam sign(x_S) sign(x_S)'``, so that ``x_S`` is the leading
+    eigenvector of ``(Sigma + U)_SS`` when ``x`` is polished.  Off the support
+    ``Sigma + U`` is taken from ``base`` (a box-feasible ``Sigma + U``, e.g. the
+    barrier dual; by default ``Sigma - clip(Sigma, -lam, lam)`` with
+    ``Sigma_ii - lam`` on the diagonal).  Each row ``i`` outside ``S`` of the
+    cross block is then projected onto ``{r : r . x_S = 0}`` inside its box, so
+    that ``(Sigma + U) x = mu x`` holds whenever the hyperplane meets the box,
+    and the bound is tight when the rest of the spectrum stays below ``mu``.
+    """
+    S = np.flatnonzero(x)
+    Sc = np.flatnonzero(x == 0)
+    sigma = np.sign(x[S])
+    if base is None:
+        D = Sigma - np.clip(Sigma, -lam, lam)
+        np.fill_diagonal(D, np.diag(Sigma) - lam)
+    else:
+        D = base.copy()
+    D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - lam * np.outer(sigma, sigma)
+    if Sc.size:
+        box = Sigma[np.ix_(Sc, S)]
+        cross = _project_rows(D[np.ix_(Sc, S)], x[S], box - lam, box + lam)
+        D[np.ix_(Sc, S)] = cross
+        D[np.ix_(S, Sc)] = cross.T
+    return lambda_max_upper(D)
+
+
+def barrier_dual(Sigma: np.ndarray, lam: float, M: np.ndarray) -> tuple[float, np.ndarray]:
+    """Upper bound from the box-QP solutions of the last sweep.
+
+    Row ``j`` of ``M`` holds the solution ``u`` of column ``j``'s box QP, i.e.
+    column ``j`` of ``Sigma + U`` off the diagonal with ``|U_ij| <= lam``; the
+    diagonal is ``Sigma_jj - lam``.  The symmetric part stays in the box
+    (clipping only removes rounding), and its largest eigenvalue is a bound.
+    Returns the bound, the symmetrised and clipped matrix, and its leading
+    eigenvector (the direction of an optimal rank-one ``Z`` when the dual is
+    exact).
+    """
+    D = 0.5 * (M + M.T)
+    np.clip(D, Sigma - lam, Sigma + lam, out=D)
+    np.fill_diagonal(D, np.diag(Sigma) - lam)
+    ub, vec = lambda_max_upper(D, vector=True)
+    return ub, D, vec
+
+
+@dataclass
+class Certificate:
+    """Both sides of the duality gap at one iterate (internal, unscaled units)."""
+
+    lower: float
+    upper: float
+    Z: np.ndarray
+    x: np.ndarray | None
+    primal: str
+    dual: str
+    barrier_lower: float
+    barrier_upper: float
+
+    @property
+    def gap(self) -> float:
+        """Relative gap of the best bounds."""
+        return relative_gap(self.lower, self.upper)
+
+    @property
+    def barrier_gap(self) -> float:
+        """Absolute gap between X / Tr X and the barrier dual."""
+        return self.barrier_upper - self.barrier_lower
+
+
+def relative_gap(lower: float, upper: float) -> float:
+    """(upper - lower) / |upper|, clipped at 0; 0 when both are 0."""
+    diff = max(upper - lower, 0.0)
+    if diff == 0.0:
+        return 0.0
+    return diff / max(abs(upper), np.finfo(float).tiny)
+
+
+def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray) -> Certificate:
+    """Best primal and dual bounds available from the iterate (X, M)."""
+    trace = np.trace(X)
+    Zb = X / trace
+    lower_b = dspca_objective(Sigma, Zb, lam)
+    ub_b, D, dvec = barrier_dual(Sigma, lam, M)
+    x, lower_x = polish(Sigma, lam, leading_eigenvector(Zb))
+    x2, lower_x2 = polish(Sigma, lam, dvec)
+    if lower_x2 > lower_x:
+        x, lower_x = x2, lower_x2
+    if lower_x >= lower_b:
+        lower, Z, primal = lower_x, np.outer(x, x), "rank-one polish"
+    else:
+        lower, Z, primal = lower_b, Zb, "barrier"
+    upper, dual = rank_one_dual(Sigma, lam, x, D), "rank-one"
+    if ub_b < upper:
+        upper, dual = ub_b, "barrier"
+    return Certificate(lower=lower, upper=upper, Z=Z, x=x if primal != "barrier" else None,
+                       primal=primal, dual=dual, barrier_lower=lower_b, barrier_upper=ub_b)

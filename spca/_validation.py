@@ -1,0 +1,149 @@
+"""Argument checks shared by every public entry point.
+
+Each check either returns a clean value (a Python float, a new float64 array)
+or raises with a message that names the argument and repeats the bad value.
+Nothing here modifies what the caller passed.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+# Relative tolerance for asymmetry, |S - S'| <= SYM_RTOL * max|S|.
+SYM_RTOL = 1e-8
+# Relative tolerance for negative eigenvalues, lambda_min >= -PSD_RTOL * max|S|.
+PSD_RTOL = 1e-8
+
+
+def _real_scalar(value: Any, name: str) -> float:
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    out = float(value)
+    if not np.isfinite(out):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return out
+
+
+def check_lam(lam: Any) -> float:
+    """Return ``lam`` as a float, checking ``0 <= lam < inf``."""
+    out = _real_scalar(lam, "lam")
+    if out < 0:
+        raise ValueError(f"lam must be >= 0, got {lam!r}")
+    return out
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Return ``value`` as a float, checking ``0 < value < inf``."""
+    out = _real_scalar(value, name)
+    if out <= 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    return out
+
+
+def check_tol(tol: Any) -> float:
+    """Return ``tol`` as a float, checking ``0 < tol < 1``."""
+    out = check_positive(tol, "tol")
+    if out >= 1:
+        raise ValueError(f"tol is a relative duality gap and must be < 1, got {tol!r}")
+    return out
+
+
+def check_int(value: Any, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int, checking ``value >= minimum``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _as_real_dense(A: Any, name: str) -> np.ndarray:
+    arr = np.asarray(A)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    return arr
+
+
+def check_covariance_shape(Sigma: Any, name: str = "Sigma") -> tuple[Any, np.ndarray]:
+    """Check that ``Sigma`` is a square 2-D matrix; return it and its diagonal.
+
+    Dense input comes back as an ndarray (not copied); a scipy.sparse matrix
+    is kept sparse, so that a large covariance can be screened by its diagonal
+    before any dense block is formed.  The diagonal is a float64 copy and must
+    be finite and non-negative.
+    """
+    if sp.issparse(Sigma):
+        if Sigma.dtype == object or not (
+            np.issubdtype(Sigma.dtype, np.floating) or np.issubdtype(Sigma.dtype, np.integer)
+        ):
+            raise TypeError(f"{name} must hold real numbers, got dtype {Sigma.dtype}")
+        S = Sigma
+    else:
+        S = _as_real_dense(Sigma, name)
+    if S.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got {S.ndim} dimension(s)")
+    n, m = S.shape
+    if n != m:
+        raise ValueError(f"{name} must be square, got shape {S.shape}")
+    if n == 0:
+        raise ValueError(f"{name} must have at least one feature, got shape {S.shape}")
+    diag = np.asarray(S.diagonal(), dtype=np.float64).copy()
+    if not np.all(np.isfinite(diag)):
+        i = int(np.flatnonzero(~np.isfinite(diag))[0])
+        raise ValueError(f"{name} must be finite, got {diag[i]!r} at ({i}, {i})")
+    if diag.min() < 0:
+        i = int(np.argmin(diag))
+        raise ValueError(
+            f"{name} must be positive semidefinite, but its diagonal entry ({i}, {i}) "
+            f"is negative: {diag[i]!r}"
+        )
+    return S, diag
+
+
+def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
+    """Return ``S[idx][:, idx]`` as a new symmetric C-contiguous float64 array.
+
+    Checks finiteness and symmetry (to ``SYM_RTOL`` relative to the largest
+    entry) and returns the symmetrised block ``(B + B') / 2``.
+    """
+    if sp.issparse(S):
+        B = S.tocsr()[idx][:, idx].toarray()
+    else:
+        B = S[np.ix_(idx, idx)]
+    B = np.array(B, dtype=np.float64, order="C", copy=True)
+    if not np.all(np.isfinite(B)):
+        i, j = np.argwhere(~np.isfinite(B))[0]
+        raise ValueError(f"{name} must be finite, got {B[i, j]!r} at ({idx[i]}, {idx[j]})")
+    scale = float(np.abs(B).max()) if B.size else 0.0
+    asym = np.abs(B - B.T)
+    if B.size and asym.max() > SYM_RTOL * max(scale, np.finfo(float).tiny):
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        raise ValueError(
+            f"{name} must be symmetric, but {name}[{idx[i]}, {idx[j]}] = {B[i, j]!r} and "
+            f"{name}[{idx[j]}, {idx[i]}] = {B[j, i]!r}"
+        )
+    B += B.T
+    B *= 0.5
+    return B
+
+
+def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
+    """Check that the symmetric block ``B`` is PSD up to ``PSD_RTOL``.
+
+    Returns its eigenvalues (ascending), which callers reuse.
+    """
+    evals = np.linalg.eigvalsh(B)
+    scale = max(float(np.abs(B).max()), np.finfo(float).tiny)
+    if evals[0] < -PSD_RTOL * scale * max(1, B.shape[0]):
+        raise ValueError(
+            f"{name} must be positive semidefinite, but the block of the {len(idx)} "
+            f"features solved over has eigenvalue {evals[0]!r} "
+            f"(largest entry {scale!r})"
+        )
+    return evals
