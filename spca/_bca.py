@@ -133,10 +133,14 @@ class DSPCAResult:
 
     def __repr__(self) -> str:
         status = "converged" if self.converged else "NOT converged"
+        if self.support.size <= 12:
+            support = str(self.support.tolist())
+        else:
+            support = f"<{self.support.size} features>"
         return (
             f"DSPCAResult({status}, objective={self.objective:.6g}, "
             f"upper_bound={self.upper_bound:.6g}, gap={self.gap:.2e} (tol={self.tol:g}), "
-            f"lam={self.lam:g}, support={self.support.tolist() if self.support.size <= 12 else f'<{self.support.size} features>'}, "
+            f"lam={self.lam:g}, support={support}, "
             f"explained_variance={self.explained_variance:.6g}, "
             f"reduced_size={self.reduced_size}/{self.n_features}, sweeps={self.n_sweeps}, "
             f"time={self.timings.get('total', 0.0):.3g}s)"

@@ -82,7 +82,7 @@ def leading_eigenvector(A: np.ndarray) -> np.ndarray:
 
 
 def _polish_support(Sigma: np.ndarray, lam: float, S: np.ndarray, signs: np.ndarray,
-                    max_iter: int = 10) -> tuple[np.ndarray, float]:
+                    max_iter: int = 5) -> tuple[np.ndarray, float]:
     """Best rank-one solution with support inside S, starting from ``signs``.
 
     With the signs of ``x_S`` fixed to ``sigma``, ``||x x'||_1 = (sigma' x)^2`` and
@@ -90,41 +90,45 @@ def _polish_support(Sigma: np.ndarray, lam: float, S: np.ndarray, signs: np.ndar
     leading eigenvector; the signs are then updated and the step repeated until
     they no longer change.
     """
-    n = Sigma.shape[0]
     sub = Sigma[np.ix_(S, S)]
     sigma = signs.astype(np.float64)
-    best_x = np.zeros(n)
+    best_xs = np.zeros(S.size)
     best_val = -np.inf
     for _ in range(max_iter):
         xs = leading_eigenvector(sub - lam * np.outer(sigma, sigma))
-        x = np.zeros(n)
-        x[S] = xs
-        val = rank_one_objective(Sigma, x, lam)
+        val = float(xs @ sub @ xs - lam * np.abs(xs).sum() ** 2)
         if val > best_val:
-            best_x, best_val = x, val
+            best_xs, best_val = xs, val
         new_sigma = np.sign(xs)
         if np.array_equal(new_sigma, sigma) or not np.any(new_sigma):
             break
         sigma = new_sigma
-    return best_x, best_val
+    x = np.zeros(Sigma.shape[0])
+    x[S] = best_xs
+    return x, best_val
 
 
-def polish(Sigma: np.ndarray, lam: float, v: np.ndarray) -> tuple[np.ndarray, float]:
-    """Rank-one primal candidate read off the leading eigenvector ``v`` of Z.
+def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
+           max_support: int | None = None) -> tuple[np.ndarray, float]:
+    """Rank-one primal candidate read off a direction ``v`` (e.g. Z's eigenvector).
 
     For each threshold ``theta`` in ``SUPPORT_THRESHOLDS`` the support
     ``S = {i : |v_i| >= theta max|v|}`` and signs ``sign(v_S)`` are polished by
     ``_polish_support``; the candidate with the largest objective is returned
-    (the smallest support on ties).  The support of the result is exactly the
-    set of its nonzero entries.
+    (the smallest support on ties).  Supports larger than ``max_support``
+    (default ``max(32, n // 3)``) are skipped, except the smallest one.  The
+    support of the result is exactly the set of its nonzero entries.
     """
+    n = Sigma.shape[0]
+    if max_support is None:
+        max_support = max(32, n // 3)
     a = np.abs(v)
     vmax = a.max()
     best_x, best_val = None, -np.inf
     seen: set[int] = set()
     for theta in SUPPORT_THRESHOLDS:
         S = np.flatnonzero(a >= theta * vmax)
-        if S.size in seen:
+        if S.size in seen or (S.size > max_support and best_x is not None):
             continue
         seen.add(S.size)
         x, val = _polish_support(Sigma, lam, S, np.sign(v[S]))
