@@ -1,0 +1,426 @@
+"""Out-of-core word statistics for sparse PCA on text.
+
+The paper's pipeline on a corpus too large for memory is two streaming passes:
+
+1. :func:`word_statistics` -- the mean and variance of every word (column of
+   the documents x words matrix) in O(W) memory; the variances feed the safe
+   feature elimination of Theorem 1 (:func:`spca._screening.safe_feature_elimination`).
+2. :func:`candidate_covariance` -- the dense covariance of the few surviving
+   words, O(k^2) memory, accumulated from sparse products without ever
+   centering (densifying) the corpus.
+
+Both read any source accepted by :func:`iter_document_chunks` and process it
+in chunks of whole documents, so the per-document transforms (length
+normalisation, tf-idf) are exact whatever the chunk size.
+
+Transforms
+----------
+With ``c[d, w]`` the count of word ``w`` in document ``d``, ``D`` the number
+of documents and ``df[w]`` the number of documents containing ``w``, the
+matrix analysed is ``x[d, w] = g(c[d, w])`` (zero where the count is zero):
+
+``"count"``  ``x = c`` (the paper's setting);
+``"binary"`` ``x = 1`` where ``c > 0``;
+``"log1p"``  ``x = log(1 + c)``;
+``"tfidf"``  ``x = c * idf[w]`` with ``idf[w] = log(D / df[w])`` (natural
+             log, no smoothing; a word found in every document gets weight 0,
+             a word found in none has ``idf = 0`` by convention).
+
+Then, if ``normalize`` is ``"l1"`` or ``"l2"``, every non-empty document
+(row) is divided by its l1 norm ``sum_w |x[d, w]|`` or l2 norm
+``sqrt(sum_w x[d, w]^2)``, taken over *all* words of the document (not just
+the selected ones).  Rows whose norm is 0 are left as zeros.  Means and
+variances are over all ``D`` documents, including documents where a word is
+absent (they are the column statistics of the full matrix), with the
+population normalisation ``1/D``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from ._source import open_source
+from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
+
+__all__ = [
+    "TRANSFORMS",
+    "WordStatistics",
+    "candidate_covariance",
+    "idf_from_df",
+    "word_statistics",
+]
+
+TRANSFORMS = ("count", "binary", "log1p", "tfidf")
+_NORMALIZE = (None, "l1", "l2")
+
+Transform = Literal["count", "binary", "log1p", "tfidf"]
+Normalize = Literal["l1", "l2"] | None
+
+
+@dataclass(frozen=True, eq=False)
+class WordStatistics:
+    """Per-word statistics of a corpus, from :func:`word_statistics`.
+
+    Attributes
+    ----------
+    n_docs : int
+        Number of documents ``D`` (including empty documents).
+    n_words : int
+        Number of words ``W``.
+    nnz : int
+        Number of stored (document, word) pairs.
+    mean : ndarray of shape (n_words,)
+        Column means of the transformed matrix, over all ``D`` documents.
+    variance : ndarray of shape (n_words,)
+        Population (``1/D``) column variances of the transformed matrix.
+    document_frequency : ndarray of int64 of shape (n_words,)
+        Number of documents containing each word (transform-independent).
+    transform : str
+        The transform, see :func:`word_statistics`.
+    normalize : str or None
+        The document normalisation.
+    idf : ndarray of shape (n_words,) or None
+        The ``log(D / df)`` weights used, for ``transform="tfidf"``.
+    """
+
+    n_docs: int
+    n_words: int
+    nnz: int
+    mean: NDArray[np.float64]
+    variance: NDArray[np.float64]
+    document_frequency: NDArray[np.int64]
+    transform: str
+    normalize: str | None
+    idf: NDArray[np.float64] | None = None
+
+    def screen(self, lam: float) -> NDArray[np.intp]:
+        """Words surviving safe feature elimination (Theorem 1) at penalty ``lam``.
+
+        Parameters
+        ----------
+        lam : float
+            The sparsity penalty.
+
+        Returns
+        -------
+        kept : ndarray of intp
+            Sorted indices of the words with ``variance > lam``.
+        """
+        from .._screening import safe_feature_elimination
+
+        return safe_feature_elimination(self.variance, lam)
+
+
+def _check_transform(transform: str, normalize: str | None) -> None:
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform must be one of {TRANSFORMS}, got {transform!r}")
+    if normalize not in _NORMALIZE:
+        raise ValueError(f"normalize must be None, 'l1' or 'l2', got {normalize!r}")
+
+
+def idf_from_df(document_frequency: ArrayLike, n_docs: int) -> NDArray[np.float64]:
+    """Inverse document frequency ``log(n_docs / df)`` (0 where ``df == 0``).
+
+    Parameters
+    ----------
+    document_frequency : array-like of int
+        Number of documents containing each word.
+    n_docs : int
+        Number of documents.
+
+    Returns
+    -------
+    idf : ndarray of float64
+    """
+    df = np.asarray(document_frequency, dtype=np.float64)
+    idf = np.zeros_like(df)
+    present = df > 0
+    idf[present] = np.log(n_docs / df[present])
+    return idf
+
+
+def _values(chunk: DocumentChunk, transform: str, normalize: str | None,
+            idf: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """Transformed (and normalised) values of the records of a chunk."""
+    c = chunk.count
+    if transform == "count":
+        x = np.asarray(c, dtype=np.float64).copy()
+    elif transform == "binary":
+        x = np.ones(len(c), dtype=np.float64)
+    elif transform == "log1p":
+        x = np.log1p(np.asarray(c, dtype=np.float64))
+    else:
+        assert idf is not None
+        x = np.asarray(c, dtype=np.float64) * idf[chunk.word]
+    if normalize is not None and len(x):
+        local = chunk.doc - chunk.row_start
+        n_rows = chunk.row_stop - chunk.row_start
+        if normalize == "l1":
+            norms = np.bincount(local, weights=np.abs(x), minlength=n_rows)
+        else:
+            norms = np.sqrt(np.bincount(local, weights=x * x, minlength=n_rows))
+        scale = norms[local]
+        np.divide(x, scale, out=x, where=scale > 0)
+    return x
+
+
+def word_statistics(
+    source: Any,
+    transform: Transform = "count",
+    normalize: Normalize = None,
+    *,
+    document_frequency: ArrayLike | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = False,
+) -> WordStatistics:
+    """Per-word mean and variance of a corpus, streamed in O(W) memory.
+
+    Pass 1 of the paper's pipeline: the variances are the diagonal of the
+    covariance matrix, all that safe feature elimination needs.
+
+    Parameters
+    ----------
+    source : path-like, scipy.sparse matrix or Corpus
+        A UCI ``docword`` file (plain or gzip), a cache directory from
+        :func:`cache_uci_bow`, a sparse ``(n_docs, n_words)`` count matrix,
+        or a :class:`~spca.text.Corpus`.  Never modified.
+    transform : {"count", "binary", "log1p", "tfidf"}, default "count"
+        The per-entry transform, see Notes.
+    normalize : {None, "l1", "l2"}, default None
+        Per-document length normalisation applied after the transform.
+    document_frequency : array-like of int of shape (n_words,), optional
+        Known document frequencies, used for ``"tfidf"`` (saves the extra
+        pass needed when ``transform="tfidf"`` and ``normalize`` is set).
+    chunk_size : int, default 2**20
+        Approximate number of nonzeros per chunk; memory is
+        ``O(chunk_size + n_words)`` whatever the number of documents.
+    progress : bool, default False
+        Show a progress bar if :mod:`tqdm` is installed.
+
+    Returns
+    -------
+    stats : WordStatistics
+        ``mean``, ``variance`` (population, ``1/D``, over all documents
+        including those where the word is absent), ``document_frequency``,
+        ``n_docs``, ``nnz`` and, for tf-idf, ``idf``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown transform/normalisation, or a malformed source (a
+        :class:`~spca.text.UCIFormatError` for files).
+    TypeError
+        If ``source`` is not an accepted kind.
+
+    Notes
+    -----
+    Transforms (``c`` the count, ``D`` documents, ``df[w]`` documents
+    containing word ``w``): ``"count"`` ``x = c``; ``"binary"`` ``x = 1``
+    where ``c > 0``; ``"log1p"`` ``x = log(1 + c)``; ``"tfidf"``
+    ``x = c * log(D / df[w])`` (natural log, unsmoothed).  ``normalize``
+    then divides each non-empty document by the l1 or l2 norm of its
+    transformed row (over all its words).
+
+    Each chunk's mean and sum of squared deviations from that mean are
+    computed exactly from its nonzeros (absent entries contribute
+    ``(0 - mean)^2`` each), then merged with Chan et al.'s pairwise update,
+    which avoids the cancellation of ``E[x^2] - mean^2``.
+
+    ``tfidf`` without normalisation is one pass (the statistics of ``c`` are
+    scaled by ``idf`` and ``idf^2``); with normalisation it needs the
+    document frequencies first, which costs one more pass unless
+    ``document_frequency`` is given.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> X = sp.csr_array([[1.0, 0.0], [3.0, 2.0]])
+    >>> s = word_statistics(X)
+    >>> s.mean.tolist(), s.variance.tolist(), s.document_frequency.tolist()
+    ([2.0, 1.0], [1.0, 1.0], [2, 1])
+    """
+    _check_transform(transform, normalize)
+    src = open_source(source)
+    D, W = src.n_docs, src.n_words
+    idf = None
+    if transform == "tfidf":
+        if document_frequency is not None:
+            df = np.asarray(document_frequency)
+            if df.shape != (W,):
+                raise ValueError(f"document_frequency must have shape ({W},), got {df.shape}")
+            idf = idf_from_df(df, D)
+        elif normalize is None:
+            base = word_statistics(src, "count", chunk_size=chunk_size, progress=progress)
+            idf = idf_from_df(base.document_frequency, D)
+            return WordStatistics(
+                n_docs=D, n_words=W, nnz=base.nnz, mean=base.mean * idf,
+                variance=base.variance * idf * idf,
+                document_frequency=base.document_frequency, transform="tfidf",
+                normalize=None, idf=idf,
+            )
+        else:
+            base = word_statistics(src, "binary", chunk_size=chunk_size, progress=progress)
+            idf = idf_from_df(base.document_frequency, D)
+
+    n = 0
+    mean = np.zeros(W)
+    m2 = np.zeros(W)
+    df_total = np.zeros(W, dtype=np.int64)
+    nnz = 0
+    for chunk in _progress(src.chunks(int(chunk_size)), src, progress):
+        n_c = chunk.row_stop - chunk.row_start
+        if n_c <= 0:
+            continue
+        x = _values(chunk, transform, normalize, idf)
+        word = chunk.word
+        nnz += len(word)
+        occ = np.bincount(word, minlength=W)
+        df_total += occ
+        mean_c = np.bincount(word, weights=x, minlength=W) / n_c
+        dev = x - mean_c[word]
+        m2_c = np.bincount(word, weights=dev * dev, minlength=W) + (n_c - occ) * mean_c**2
+        total = n + n_c
+        delta = mean_c - mean
+        mean += delta * (n_c / total)
+        m2 += m2_c + delta * delta * (n * n_c / total)
+        n = total
+    if n != D:  # pragma: no cover - sources tile 0..D
+        raise RuntimeError(f"internal error: streamed {n} documents, expected {D}")
+    variance = np.maximum(m2 / D, 0.0)
+    return WordStatistics(n_docs=D, n_words=W, nnz=nnz, mean=mean, variance=variance,
+                          document_frequency=df_total, transform=transform,
+                          normalize=normalize, idf=idf)
+
+
+def candidate_covariance(
+    source: Any,
+    words: ArrayLike,
+    transform: Transform = "count",
+    normalize: Normalize = None,
+    *,
+    stats: WordStatistics | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = False,
+) -> NDArray[np.float64]:
+    """Dense covariance of a few chosen words, streamed in O(k^2) memory.
+
+    Pass 2 of the paper's pipeline: after safe feature elimination keeps
+    ``k`` words, their ``k x k`` covariance is accumulated as
+    ``G = sum_chunks X_S' X_S`` from sparse products of the chunk's
+    selected columns, then centred implicitly,
+    ``Sigma = G / D - mean mean'``; the corpus is never densified.
+
+    Parameters
+    ----------
+    source : path-like, scipy.sparse matrix or Corpus
+        As for :func:`word_statistics`.
+    words : array-like of int of shape (k,)
+        Distinct 0-based word (column) indices; the output follows this
+        order.
+    transform, normalize :
+        As for :func:`word_statistics` (normalisation uses all words of a
+        document, not only the chosen ones).
+    stats : WordStatistics, optional
+        Pass-1 statistics of the same source (any transform).  Only its
+        ``document_frequency`` is used, for ``"tfidf"``; without it a
+        ``"tfidf"`` covariance costs one extra pass.
+    chunk_size : int, default 2**20
+        Approximate number of nonzeros per chunk.
+    progress : bool, default False
+        Show a progress bar if :mod:`tqdm` is installed.
+
+    Returns
+    -------
+    cov : ndarray of shape (k, k)
+        The population (``1/D``) covariance of the chosen columns of the
+        transformed matrix, symmetric; its diagonal agrees with
+        ``word_statistics(...).variance[words]``.
+
+    Raises
+    ------
+    ValueError
+        If ``words`` has duplicates or out-of-range indices, if ``stats``
+        does not describe a corpus of the same shape, or for a malformed
+        source.
+
+    Notes
+    -----
+    The subtraction ``G / D - mean mean'`` loses relative accuracy of about
+    ``eps * E[x_i^2] / Var(x_i)``, which is harmless for text (a word is
+    absent from most documents) but large for a word with nearly constant
+    value in nearly every document.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> X = sp.csr_array([[1.0, 0.0, 2.0], [3.0, 2.0, 0.0]])
+    >>> candidate_covariance(X, [0, 2]).tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    _check_transform(transform, normalize)
+    src = open_source(source)
+    D, W = src.n_docs, src.n_words
+    words = np.asarray(words)
+    if words.ndim != 1 or (words.size and not np.issubdtype(words.dtype, np.integer)):
+        raise ValueError("words must be a 1-D array of integer word indices")
+    words = words.astype(np.int64)
+    k = len(words)
+    if k and (words.min() < 0 or words.max() >= W):
+        raise ValueError(f"word indices must be in 0..{W - 1}")
+    if len(np.unique(words)) != k:
+        raise ValueError("words must be distinct")
+    if stats is not None and (stats.n_docs != D or stats.n_words != W):
+        raise ValueError(
+            f"stats describe a {stats.n_docs} x {stats.n_words} corpus, source is {D} x {W}"
+        )
+    if k == 0:
+        return np.zeros((0, 0))
+    idf = None
+    if transform == "tfidf":
+        if stats is None:
+            stats = word_statistics(src, "binary", chunk_size=chunk_size, progress=progress)
+        idf = idf_from_df(stats.document_frequency, D)
+
+    position = np.full(W, -1, dtype=np.int64)
+    position[words] = np.arange(k)
+    gram = np.zeros((k, k))
+    sums = np.zeros(k)
+    for chunk in _progress(src.chunks(int(chunk_size)), src, progress):
+        n_c = chunk.row_stop - chunk.row_start
+        if n_c <= 0 or len(chunk.word) == 0:
+            continue
+        col = position[chunk.word]
+        keep = col >= 0
+        if not keep.any():
+            continue
+        if normalize is None:
+            sub = DocumentChunk(chunk.row_start, chunk.row_stop, chunk.doc[keep],
+                                chunk.word[keep], chunk.count[keep])
+            x = _values(sub, transform, None, idf)
+        else:
+            x = _values(chunk, transform, normalize, idf)[keep]
+        col = col[keep]
+        local = chunk.doc[keep] - chunk.row_start
+        sums += np.bincount(col, weights=x, minlength=k)
+        B = sp.csr_array((x, (local, col)), shape=(n_c, k))
+        prod = (B.T @ B).tocoo()
+        gram[prod.row, prod.col] += prod.data
+    mean = sums / D
+    cov = gram / D - np.outer(mean, mean)
+    cov = 0.5 * (cov + cov.T)
+    return cov
+
+
+def _progress(chunks, src, enabled: bool):
+    if not enabled:
+        return chunks
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is optional
+        return chunks
+    return tqdm(chunks, desc=f"{getattr(src, 'label', 'corpus')}", unit="chunk")
