@@ -199,11 +199,10 @@ def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
         raise ValueError(f"X0 has {n} features but Sigma has more (feature {kept.max()})")
     X = full[np.ix_(kept, kept)] / scale
     X = 0.5 * (X + X.T)
-    d = np.diag(X).copy()
-    # Features new to the iterate (e.g. eliminated at the previous lam) get a
-    # small diagonal entry so that X is positive definite.
-    floor = 1e-3 * phi0 / m
-    X[np.diag_indices(m)] = np.where(d > 0, d, floor)
+    # Features new to the iterate (e.g. eliminated at the previous lam, so
+    # their row of X0 is zero) get a small diagonal entry.
+    new = np.all(X == 0, axis=1)
+    X[new, new] = 1e-3 * phi0 / m
     try:
         sla.cholesky(X, lower=True)
     except sla.LinAlgError:

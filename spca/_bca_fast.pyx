@@ -44,7 +44,7 @@ cdef double _cubic_root(double c, double beta, double r2) noexcept nogil:
     decreases monotonically to it; it stops when a step no longer decreases.
     """
     cdef double hi, tq, tau, f, fp, step
-    cdef int it
+    cdef int _it
     # f(hi) >= 0 for hi = max(-c, 0) + sqrt(beta) + cbrt(r2) (see the tests).
     hi = (-c if c < 0.0 else 0.0) + sqrt(beta) + cbrt(r2)
     if c > 0.0:
@@ -53,7 +53,7 @@ cdef double _cubic_root(double c, double beta, double r2) noexcept nogil:
         if tq < hi:
             hi = tq
     tau = hi
-    for it in range(200):
+    for _it in range(200):
         f = ((tau + c) * tau - beta) * tau - r2
         if f <= 0.0:
             break
@@ -185,7 +185,7 @@ cdef Py_ssize_t _active_set_finish(
     working set outgrows the work arrays.
     """
     cdef Py_ssize_t n = H.shape[0], bmax = GB.shape[0]
-    cdef Py_ssize_t i, a, c, b = 0, rnd, block, worst
+    cdef Py_ssize_t i, a, c, b = 0, _rnd, block, worst
     cdef int n_int = <int> n, one = 1, b_int, info = 0
     cdef double hjj = H[j, j], coef, lo, hi, zero = 0.0, alpha = 1.0
     cdef double step, t, d, viol, worst_viol, slack
@@ -198,7 +198,7 @@ cdef Py_ssize_t _active_set_finish(
         inb[i] = 0
         if i != j and (u[i] == s[i] - lam or u[i] == s[i] + lam):
             inb[i] = 1
-    for rnd in range(max_rounds):
+    for _rnd in range(max_rounds):
         b = 0
         for i in range(n):
             if inb[i]:

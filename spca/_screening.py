@@ -79,8 +79,8 @@ def safe_feature_elimination(variances: ArrayLike, lam: float) -> NDArray[np.int
     v = v.astype(np.float64, copy=False)
     if not np.all(np.isfinite(v)):
         bad = int(np.flatnonzero(~np.isfinite(v))[0])
-        raise ValueError(f"variances must be finite, got {v[bad]!r} at index {bad}")
+        raise ValueError(f"variances must be finite, got {float(v[bad])!r} at index {bad}")
     if v.size and v.min() < 0:
         bad = int(np.argmin(v))
-        raise ValueError(f"variances must be >= 0, got {v[bad]!r} at index {bad}")
+        raise ValueError(f"variances must be >= 0, got {float(v[bad])!r} at index {bad}")
     return np.flatnonzero(v > lam).astype(np.intp)

@@ -96,12 +96,12 @@ def check_covariance_shape(Sigma: Any, name: str = "Sigma") -> tuple[Any, np.nda
     diag = np.asarray(S.diagonal(), dtype=np.float64).copy()
     if not np.all(np.isfinite(diag)):
         i = int(np.flatnonzero(~np.isfinite(diag))[0])
-        raise ValueError(f"{name} must be finite, got {diag[i]!r} at ({i}, {i})")
+        raise ValueError(f"{name} must be finite, got {float(diag[i])!r} at ({i}, {i})")
     if diag.min() < 0:
         i = int(np.argmin(diag))
         raise ValueError(
             f"{name} must be positive semidefinite, but its diagonal entry ({i}, {i}) "
-            f"is negative: {diag[i]!r}"
+            f"is negative: {float(diag[i])!r}"
         )
     return S, diag
 
@@ -119,14 +119,16 @@ def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
     B = np.array(B, dtype=np.float64, order="C", copy=True)
     if not np.all(np.isfinite(B)):
         i, j = np.argwhere(~np.isfinite(B))[0]
-        raise ValueError(f"{name} must be finite, got {B[i, j]!r} at ({idx[i]}, {idx[j]})")
+        raise ValueError(
+            f"{name} must be finite, got {float(B[i, j])!r} at ({idx[i]}, {idx[j]})"
+        )
     scale = float(np.abs(B).max()) if B.size else 0.0
     asym = np.abs(B - B.T)
     if B.size and asym.max() > SYM_RTOL * max(scale, np.finfo(float).tiny):
         i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
         raise ValueError(
-            f"{name} must be symmetric, but {name}[{idx[i]}, {idx[j]}] = {B[i, j]!r} and "
-            f"{name}[{idx[j]}, {idx[i]}] = {B[j, i]!r}"
+            f"{name} must be symmetric, but {name}[{idx[i]}, {idx[j]}] = {float(B[i, j])!r} "
+            f"and {name}[{idx[j]}, {idx[i]}] = {float(B[j, i])!r}"
         )
     B += B.T
     B *= 0.5
@@ -143,7 +145,7 @@ def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> np.ndarray
     if evals[0] < -PSD_RTOL * scale * max(1, B.shape[0]):
         raise ValueError(
             f"{name} must be positive semidefinite, but the block of the {len(idx)} "
-            f"features solved over has eigenvalue {evals[0]!r} "
+            f"features solved over has eigenvalue {float(evals[0])!r} "
             f"(largest entry {scale!r})"
         )
     return evals
