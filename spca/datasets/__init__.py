@@ -5,6 +5,8 @@
 * :func:`fetch_uci_bag_of_words` -- download and cache the UCI "Bag of
   Words" corpora (NYTimes and PubMed are the paper's); nothing is downloaded
   unless it is called.
+* :func:`make_gaussian_covariance`, :func:`make_spiked_covariance` -- the
+  covariance families of the paper's speed comparison.
 * :func:`make_synthetic_corpus` -- Zipf corpora with planted topics at the
   paper's scale; :func:`write_uci` writes any count matrix in the UCI format.
 """
@@ -12,6 +14,7 @@
 from ..text._corpus import Corpus
 from ..text._uci import write_uci
 from ._base import data_path, load_nytimes_sample, load_reuters_sample
+from ._covariance import make_gaussian_covariance, make_spiked_covariance
 from ._fetch import (
     UCI_BAG_OF_WORDS,
     UCIBagOfWordsFiles,
@@ -30,6 +33,8 @@ __all__ = [
     "get_data_home",
     "load_nytimes_sample",
     "load_reuters_sample",
+    "make_gaussian_covariance",
+    "make_spiked_covariance",
     "make_synthetic_corpus",
     "write_uci",
 ]
