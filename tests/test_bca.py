@@ -1,0 +1,220 @@
+"""dspca_bca against an interior-point SDP solver and against its own certificate."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spca
+from spca.datasets import make_gaussian_covariance, make_spiked_covariance
+
+cp = pytest.importorskip("cvxpy")
+
+
+def sdp_value(Sigma, lam):
+    """phi = max Tr(Sigma Z) - lam ||Z||_1, Z PSD, Tr Z = 1, by Clarabel."""
+    n = Sigma.shape[0]
+    Z = cp.Variable((n, n), PSD=True)
+    prob = cp.Problem(
+        cp.Maximize(cp.trace(Sigma @ Z) - lam * cp.sum(cp.abs(Z))), [cp.trace(Z) == 1]
+    )
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == cp.OPTIMAL
+    return prob.value
+
+
+def half_max_offdiag(Sigma):
+    return 0.5 * np.abs(Sigma - np.diag(np.diag(Sigma))).max()
+
+
+def instances():
+    out = []
+    for seed in range(3):
+        for n in (6, 12):
+            G = make_gaussian_covariance(n, random_state=seed)
+            out.append((f"gaussian-{n}-{seed}", G, half_max_offdiag(G)))
+            S, _ = make_spiked_covariance(n, cardinality=max(2, n // 5), random_state=seed)
+            out.append((f"spiked-{n}-{seed}", S, half_max_offdiag(S)))
+    # a lam that eliminates some features and leaves a non-trivial problem
+    G = make_gaussian_covariance(10, 30, random_state=7)
+    out.append(("gaussian-eliminating", G, float(np.sort(np.diag(G))[3])))
+    return out
+
+
+@pytest.mark.parametrize("eliminate", [True, False])
+@pytest.mark.parametrize("name, Sigma, lam", instances(), ids=[i[0] for i in instances()])
+def test_objective_matches_interior_point(name, Sigma, lam, eliminate):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(Sigma, lam, eliminate=eliminate, max_sweeps=2000)
+    # the problem actually solved: reduced with elimination, full without
+    sub = Sigma[np.ix_(res.kept, res.kept)]
+    ref = sdp_value(sub, lam)
+    assert res.objective == pytest.approx(ref, rel=1e-4)
+    # both bounds sandwich the interior-point value (to its own accuracy)
+    assert res.objective <= ref * (1 + 1e-6)
+    assert res.upper_bound >= ref * (1 - 1e-6)
+    assert res.converged == (res.gap <= res.tol)
+    # the reported objective is the objective of the returned Z
+    Z = res.Z
+    assert res.objective == pytest.approx(
+        np.vdot(Sigma, Z) - lam * np.abs(Z).sum(), rel=1e-12, abs=1e-14
+    )
+    np.testing.assert_allclose(np.trace(Z), 1.0, rtol=1e-12)
+    assert np.linalg.eigvalsh(Z)[0] >= -1e-12
+    assert np.all(Z[res.eliminated] == 0) and np.all(Z[:, res.eliminated] == 0)
+
+
+def test_elimination_changes_the_relaxation_but_never_upwards():
+    # Theorem 1 is exact for the cardinality problem, not for the relaxation:
+    # the full relaxation can only be larger (it contains the reduced one).
+    found_difference = False
+    for seed in range(40):
+        G = make_gaussian_covariance(6, 8, random_state=seed)
+        lam = float(np.sort(np.diag(G))[1]) + 1e-9  # eliminates the 2 smallest
+        full = spca.dspca_bca(G, lam, eliminate=False, tol=1e-9)
+        red = spca.dspca_bca(G, lam, eliminate=True, tol=1e-9)
+        assert red.reduced_size < full.reduced_size == 6
+        assert full.objective >= red.objective - 1e-9 * abs(red.objective)
+        if full.objective > red.upper_bound * (1 + 1e-7):
+            found_difference = True
+            # the full solution then puts weight on an eliminated feature
+            assert np.abs(full.Z[np.ix_(red.eliminated, red.eliminated)]).max() > 0
+    assert found_difference
+
+
+def test_certificate_holds_even_when_stopped_early():
+    G = make_gaussian_covariance(120, random_state=2)
+    lam = half_max_offdiag(G)
+    with pytest.warns(spca.ConvergenceWarning, match="relative gap"):
+        res = spca.dspca_bca(G, lam, max_sweeps=1, tol=1e-12)
+    assert not res.converged
+    assert res.gap > 1e-12
+    ref = spca.dspca_bca(G, lam, tol=1e-9)
+    assert res.objective <= ref.upper_bound * (1 + 1e-12)
+    assert res.upper_bound >= ref.objective * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("n", [50, 150, 300])
+@pytest.mark.parametrize("family", ["gaussian", "spiked"])
+def test_certified_at_default_settings(n, family):
+    if family == "gaussian":
+        Sigma = make_gaussian_covariance(n, random_state=n)
+    else:
+        Sigma, _ = make_spiked_covariance(n, random_state=n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = spca.dspca_bca(Sigma, half_max_offdiag(Sigma))
+    assert res.converged and res.gap <= res.tol == 1e-6
+
+
+def test_spiked_support_is_recovered():
+    rng = np.random.default_rng(0)
+    n, k, m = 60, 6, 3000
+    u = np.zeros(n)
+    support = np.sort(rng.choice(n, size=k, replace=False))
+    u[support] = rng.choice([-1.0, 1.0], size=k) / np.sqrt(k)
+    V = rng.standard_normal((n, m))
+    Sigma = 2.0 * np.outer(u, u) + V @ V.T / m
+    res = spca.dspca_bca(Sigma, lam=0.2)
+    np.testing.assert_array_equal(res.support, support)
+    assert abs(res.loadings @ u) > 0.99
+
+
+def test_loadings_and_support_rule():
+    G = make_gaussian_covariance(40, random_state=5)
+    res = spca.dspca_bca(G, half_max_offdiag(G))
+    x = res.loadings
+    assert np.linalg.norm(x) == pytest.approx(1.0)
+    np.testing.assert_array_equal(res.support, np.flatnonzero(x))
+    assert x[np.argmax(np.abs(x))] > 0  # deterministic sign
+    assert res.explained_variance == pytest.approx(x @ G @ x)
+    if res.primal == "rank-one polish":
+        np.testing.assert_allclose(res.Z, np.outer(x, x), atol=1e-15)
+    # x is a leading eigenvector of Z
+    w, V = np.linalg.eigh(res.Z)
+    assert abs(V[:, -1] @ x) == pytest.approx(1.0, abs=1e-8)
+
+
+def test_every_feature_eliminated_gives_empty_result():
+    G = make_gaussian_covariance(5, random_state=1)
+    with pytest.warns(spca.EmptyProblemWarning, match="every feature"):
+        res = spca.dspca_bca(G, lam=10.0)
+    assert res.support.size == 0 and res.reduced_size == 0
+    assert res.objective == 0.0 and res.converged
+    assert res.Z.shape == (5, 5) and not res.Z.any()
+    np.testing.assert_array_equal(res.eliminated, np.arange(5))
+    assert "converged" in repr(res)
+
+
+def test_single_feature():
+    res = spca.dspca_bca(np.array([[2.0]]), 0.5)
+    assert res.objective == pytest.approx(1.5)
+    assert res.upper_bound == pytest.approx(1.5)
+    np.testing.assert_array_equal(res.support, [0])
+
+
+def test_lam_zero_is_ordinary_pca():
+    G = make_gaussian_covariance(15, random_state=3)
+    res = spca.dspca_bca(G, 0.0, tol=1e-9)
+    assert res.objective == pytest.approx(np.linalg.eigvalsh(G)[-1], rel=1e-8)
+
+
+def test_float32_integer_and_sparse_input_agree():
+    G = make_gaussian_covariance(20, random_state=4)
+    lam = half_max_offdiag(G)
+    ref = spca.dspca_bca(G, lam)
+    r32 = spca.dspca_bca(G.astype(np.float32), lam)
+    assert r32.objective == pytest.approx(ref.objective, rel=1e-5)
+    rs = spca.dspca_bca(sp.csr_matrix(G), lam)
+    assert rs.objective == pytest.approx(ref.objective, rel=1e-12)
+    ri = spca.dspca_bca(np.round(G * 100).astype(np.int64), lam * 100)
+    assert ri.Z.dtype == np.float64 and ri.converged
+
+
+def test_caller_array_is_not_modified():
+    G = make_gaussian_covariance(30, random_state=6)
+    G_copy = G.copy()
+    res = spca.dspca_bca(G, half_max_offdiag(G))
+    np.testing.assert_array_equal(G, G_copy)
+    X0 = res.X.copy()
+    spca.dspca_bca(G, half_max_offdiag(G) * 0.9, X0=X0)
+    np.testing.assert_array_equal(X0, res.X)
+
+
+def test_warm_start_from_result():
+    G = make_gaussian_covariance(150, random_state=8)
+    lam = half_max_offdiag(G)
+    first = spca.dspca_bca(G, lam, tol=1e-8)
+    again = spca.dspca_bca(G, lam, tol=1e-8, X0=first)
+    assert again.converged
+    assert again.n_sweeps <= first.n_sweeps
+    assert again.objective == pytest.approx(first.objective, rel=1e-8)
+    nearby = spca.dspca_bca(G, 0.95 * lam, tol=1e-8, X0=first)
+    assert nearby.converged
+
+
+def test_paper_coordinate_descent_only():
+    G = make_gaussian_covariance(30, random_state=9)
+    lam = half_max_offdiag(G)
+    ref = spca.dspca_bca(G, lam, tol=1e-8)
+    res = spca.dspca_bca(G, lam, tol=1e-6, qp_finish=False, max_sweeps=2000)
+    assert res.timings["n_exact_qp"] == 0
+    assert res.objective <= ref.upper_bound * (1 + 1e-12)
+    if res.converged:
+        assert res.objective == pytest.approx(ref.objective, rel=1e-5)
+
+
+def test_fixed_beta_is_used():
+    G = make_gaussian_covariance(20, random_state=10)
+    res = spca.dspca_bca(G, half_max_offdiag(G), beta=1e-5)
+    assert res.beta == pytest.approx(1e-5)
+    assert res.objective <= res.upper_bound
+
+
+def test_repr_is_readable():
+    G = make_gaussian_covariance(10, random_state=11)
+    text = repr(spca.dspca_bca(G, half_max_offdiag(G)))
+    assert text.startswith("DSPCAResult(converged")
+    assert "gap=" in text and "support=[" in text and "\n" not in text

@@ -1,0 +1,186 @@
+"""The compiled kernels of spca._bca_fast against readable numpy references."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spca import _bca_fast as fast
+
+
+def _random_pd(rng, n, cond=1e3):
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    ev = np.geomspace(1.0, 1.0 / cond, n)
+    A = (Q * ev) @ Q.T
+    return np.ascontiguousarray(0.5 * (A + A.T))
+
+
+# --- cubic root ---------------------------------------------------------------
+
+finite = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+
+
+@given(
+    c=st.floats(-1e3, 1e3, **finite),
+    log_beta=st.floats(-12, 1),
+    r2=st.one_of(st.just(0.0), st.floats(1e-14, 1e3, **finite)),
+)
+def test_cubic_root_solves_the_cubic(c, log_beta, r2):
+    beta = 10.0**log_beta
+    tau = fast.cubic_root(c, beta, r2)
+    assert tau > 0
+    # residual relative to the size of the terms
+    terms = np.array([tau**3, c * tau**2, beta * tau, r2])
+    resid = tau**3 + c * tau**2 - beta * tau - r2
+    assert abs(resid) <= 1e-12 * np.abs(terms).max()
+    # it is the unique positive root: f < 0 just below, > 0 just above
+    f = lambda t: ((t + c) * t - beta) * t - r2  # noqa: E731
+    assert f(tau * (1 - 1e-9)) <= 0 <= f(tau * (1 + 1e-9))
+
+
+def test_cubic_root_cancellation_free_small_root():
+    # c >> 0, r2 = 0: tau = beta / c to first order
+    tau = fast.cubic_root(1e3, 1e-12, 0.0)
+    assert tau == pytest.approx(1e-15, rel=1e-12)
+
+
+@pytest.mark.parametrize("beta, r2", [(0.0, 1.0), (-1.0, 1.0), (1.0, -1e-3), (np.nan, 1.0)])
+def test_cubic_root_rejects_bad_arguments(beta, r2):
+    with pytest.raises(ValueError, match="must be"):
+        fast.cubic_root(0.5, beta, r2)
+
+
+# --- box QP ---------------------------------------------------------------------
+
+
+def _kkt_violation(Y, s, lam, u):
+    """Largest violation of the KKT conditions of min u'Yu, |u - s| <= lam."""
+    g = Y @ u
+    lo, hi = s - lam, s + lam
+    scale = np.abs(g).max() + 1e-300
+    v = 0.0
+    for i in range(len(u)):
+        if u[i] <= lo[i]:
+            v = max(v, -g[i])  # at the lower bound the gradient must be >= 0
+        elif u[i] >= hi[i]:
+            v = max(v, g[i])  # at the upper bound it must be <= 0
+        else:
+            v = max(v, abs(g[i]))
+    return v / scale, np.all(u >= lo) and np.all(u <= hi)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), lam=st.floats(0.01, 2.0))
+def test_box_qp_cd_satisfies_kkt(seed, n, lam):
+    rng = np.random.default_rng(seed)
+    Y = _random_pd(rng, n, cond=100.0)
+    s = rng.standard_normal(n)
+    u = np.clip(np.zeros(n), s - lam, s + lam)
+    w = np.empty(n)
+    passes = fast.box_qp(Y, s, lam, u, w, 20000, 1e-14)
+    assert 1 <= passes <= 20000
+    np.testing.assert_allclose(w, Y @ u, atol=1e-10)
+    viol, feasible = _kkt_violation(Y, s, lam, u)
+    assert feasible
+    assert viol < 1e-6
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 14), lam=st.floats(0.01, 1.0))
+def test_active_set_finish_is_exact(seed, n, lam):
+    # X is the full matrix, j the left-out index, Y = X[\j, \j]
+    rng = np.random.default_rng(seed)
+    X = _random_pd(rng, n, cond=1e4)
+    H = np.ascontiguousarray(np.linalg.inv(X))
+    j = int(rng.integers(n))
+    s = rng.standard_normal(n)
+    u = np.clip(np.zeros(n), s - lam, s + lam)
+    w = np.empty(n)
+    fast.box_qp(X, s, lam, u, w, 1, 1e-3, j)
+    ok = fast.box_qp_finish(H, j, s, lam, u, w, n, 100)
+    assert ok
+    keep = np.r_[0:j, j + 1 : n]
+    Y = X[np.ix_(keep, keep)]
+    viol, feasible = _kkt_violation(Y, s[keep], lam, u[keep])
+    assert feasible
+    assert viol < 1e-8
+    np.testing.assert_allclose(w[keep], Y @ u[keep], atol=1e-8 * np.abs(Y @ u[keep]).max())
+
+
+def test_active_set_finish_gives_up_on_small_workspace():
+    rng = np.random.default_rng(0)
+    X = _random_pd(rng, 8)
+    s = 5.0 * np.ones(8)  # 0 is outside every box: all coordinates at bounds
+    u = s - 0.1
+    w = np.empty(8)
+    before = u.copy()
+    assert not fast.box_qp_finish(np.linalg.inv(X), 0, s, 0.1, u, w, 2, 50)
+    np.testing.assert_array_equal(u, before)
+
+
+# --- row/column update ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("finish", [True, False])
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10))
+def test_column_updates_keep_x_positive_definite(finish, seed, n):
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((n + 3, n))
+    Sigma = np.ascontiguousarray(F.T @ F / (n + 3))
+    lam = float(rng.uniform(0.0, 0.5) * np.abs(Sigma).max())
+    beta = 10.0 ** rng.uniform(-8, -2)
+    X = np.eye(n) / n
+    M = np.ascontiguousarray(np.sign(Sigma) * np.maximum(np.abs(Sigma) - lam, 0.0))
+    H = np.ascontiguousarray(np.linalg.inv(X)) if finish else np.empty((0, 0))
+    work = fast.Workspace(n, n)
+    trace = float(np.trace(X))
+    for _ in range(3):
+        for j in range(n):
+            Y = X[np.r_[0:j, j + 1 : n]][:, np.r_[0:j, j + 1 : n]].copy()
+            t = trace - X[j, j]
+            trace, tau, passes, exact = fast.column_update(
+                Sigma, X, H, M, j, lam, beta, trace, work, 5, 1e-3, 50 if finish else 0
+            )
+            assert exact in (0, 1) and (finish or exact == 0)
+            # tau solves the cubic of this column
+            c = Sigma[j, j] - lam - t
+            keep = np.r_[0:j, j + 1 : n]
+            u = M[j, keep]
+            r2 = u @ Y @ u
+            resid = tau**3 + c * tau**2 - beta * tau - r2
+            assert abs(resid) <= 1e-9 * max(tau**3, abs(c) * tau**2, beta * tau, r2)
+            # the dual column stays in the box
+            assert np.all(np.abs(u - Sigma[keep, j]) <= lam * (1 + 1e-12) + 1e-15)
+            # the Schur complement of Y in X is beta / tau, so X stays PD
+            y = X[keep, j]
+            schur = X[j, j] - y @ np.linalg.solve(Y, y)
+            assert schur == pytest.approx(beta / tau, rel=1e-6)
+            assert trace == pytest.approx(np.trace(X), rel=1e-12)
+            assert np.linalg.eigvalsh(X)[0] > 0
+            if finish:
+                # H tracks X^-1 up to rounding amplified by the conditioning
+                err = np.abs(H @ X - np.eye(n)).max()
+                assert err <= 1e-11 * np.linalg.cond(X)
+    np.testing.assert_array_equal(X, X.T)
+
+
+def test_sweep_matches_column_updates():
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((20, 9))
+    Sigma = np.ascontiguousarray(F.T @ F / 20)
+    lam, beta = 0.3, 1e-4
+    M0 = np.ascontiguousarray(np.sign(Sigma) * np.maximum(np.abs(Sigma) - lam, 0.0))
+    X1, X2 = np.eye(9) / 9, np.eye(9) / 9
+    M1, M2 = M0.copy(), M0.copy()
+    H1, H2 = np.linalg.inv(X1), np.linalg.inv(X2)
+    work = fast.Workspace(9, 9)
+    trace = 1.0
+    for j in range(9):
+        trace, *_ = fast.column_update(Sigma, X1, H1, M1, j, lam, beta, trace, work, 5, 1e-3, 50)
+    trace2, passes, n_exact = fast.bca_sweep(Sigma, X2, H2, M2, lam, beta, 1.0, work, 5,
+                                             1e-3, 50)
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(M1, M2)
+    assert trace2 == trace
+    assert n_exact == 9 and passes >= 9

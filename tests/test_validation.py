@@ -1,0 +1,73 @@
+"""Each bad input to dspca_bca gets its own clear error; nothing is modified."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spca
+
+GOOD = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 1.5]])
+
+
+@pytest.mark.parametrize(
+    "Sigma, exc, match",
+    [
+        (np.ones(3), ValueError, r"Sigma must be a 2-D matrix, got 1 dimension"),
+        (np.ones((2, 3)), ValueError, r"Sigma must be square, got shape \(2, 3\)"),
+        (np.ones((0, 0)), ValueError, r"at least one feature"),
+        (np.array([[1.0, 2.0], [0.0, 1.0]]), ValueError, r"Sigma must be symmetric, but Sigma\[0, 1\] = 2\.0"),
+        (np.array([[1.0, np.nan], [np.nan, 1.0]]), ValueError, r"Sigma must be finite, got nan at \(0, 1\)"),
+        (np.array([[np.inf, 0.0], [0.0, 1.0]]), ValueError, r"Sigma must be finite, got inf at \(0, 0\)"),
+        (np.array([[1.0, 0.0], [0.0, -1.0]]), ValueError, r"diagonal entry \(1, 1\) is negative: -1\.0"),
+        (np.array([[1.0, 3.0], [3.0, 1.0]]), ValueError, r"must be positive semidefinite, but .* eigenvalue -2\.0"),
+        (np.array([["a", "b"], ["c", "d"]]), TypeError, r"Sigma must hold real numbers, got dtype <U1"),
+        (np.eye(2) * (1 + 1j), TypeError, r"Sigma must hold real numbers, got dtype complex128"),
+    ],
+)
+def test_bad_sigma(Sigma, exc, match):
+    with pytest.raises(exc, match=match):
+        spca.dspca_bca(Sigma, 0.01)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(lam=-0.1), ValueError, r"lam must be >= 0, got -0\.1"),
+        (dict(lam=np.nan), ValueError, r"lam must be finite, got nan"),
+        (dict(lam=None), TypeError, r"lam must be a real number, got None"),
+        (dict(lam=0.1, beta=0.0), ValueError, r"beta must be > 0, got 0\.0"),
+        (dict(lam=0.1, beta=-1e-3), ValueError, r"beta must be > 0, got -0\.001"),
+        (dict(lam=0.1, tol=0.0), ValueError, r"tol must be > 0, got 0\.0"),
+        (dict(lam=0.1, tol=1.5), ValueError, r"tol is a relative duality gap and must be < 1, got 1\.5"),
+        (dict(lam=0.1, max_sweeps=0), ValueError, r"max_sweeps must be >= 1, got 0"),
+        (dict(lam=0.1, max_sweeps=2.5), TypeError, r"max_sweeps must be an integer, got 2\.5"),
+        (dict(lam=0.1, eliminate="yes"), TypeError, r"eliminate must be True or False, got 'yes'"),
+        (dict(lam=0.1, X0=np.ones((2, 2))), ValueError, r"X0 has 2 features but Sigma has more"),
+        (dict(lam=0.1, X0=-np.eye(3)), ValueError, r"X0 restricted to the features solved over is not positive definite"),
+        (dict(lam=0.1, X0=np.full((3, 3), np.nan)), ValueError, r"X0 must be finite"),
+        (dict(lam=0.1, X0=np.ones(3)), ValueError, r"X0 must be a square matrix, got shape \(3,\)"),
+    ],
+)
+def test_bad_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        spca.dspca_bca(GOOD, **kwargs)
+
+
+def test_slightly_asymmetric_input_is_accepted_and_not_modified():
+    S = GOOD.copy()
+    S[0, 1] += 1e-12
+    before = S.copy()
+    res = spca.dspca_bca(S, 0.1)
+    assert res.converged
+    np.testing.assert_array_equal(S, before)
+
+
+def test_sparse_input_is_screened_before_densifying():
+    # a large sparse matrix whose surviving block is tiny
+    n = 20000
+    S = sp.diags(np.full(n, 0.01)).tolil()
+    S[0, 0], S[1, 1], S[0, 1], S[1, 0] = 2.0, 1.0, 0.8, 0.8
+    res = spca.dspca_bca(S.tocsr(), 0.5)
+    assert res.reduced_size == 2 and res.n_features == n
+    np.testing.assert_array_equal(res.support, [0, 1])
+    assert res.loadings.shape == (n,)
