@@ -324,12 +324,20 @@ def dspca_bca(
     constructions: the box-QP solutions of the sweep (which tend to the exact
     dual as ``beta -> 0``), and the rank-one certificate of d'Aspremont, Bach &
     El Ghaoui (2008) built around ``x``. The second is tight to rounding error
-    when the optimum is rank one, which is the usual case; the first covers the
-    rest.
+    when the optimum is rank one, which is the usual case. When a barrier
+    stage is solved and the gap is still above ``tol``, the relaxation
+    restricted to the features carrying ``Z``'s weight (at most 40) is solved
+    by smoothing its dual, which gives primal and dual points for optima of
+    any rank ("support refinement").
+
+    *Stopping rule.* The gap is checked after each of the first 10 sweeps and
+    then every ``sweep // 10`` sweeps; the solver stops at the first check
+    with ``gap <= tol`` or after ``max_sweeps`` sweeps.
 
     *Support rule.* ``support`` is the set of nonzero entries of the polished
-    ``x`` when it is returned (``primal == "rank-one polish"``); otherwise the
-    entries of ``Z``'s leading eigenvector with ``|v_i| >= 1e-3 max|v|``.
+    ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
+    (``"barrier"`` or ``"support refinement"``) the entries of ``Z``'s leading
+    eigenvector with ``|v_i| >= 1e-3 max|v|``.
 
     *Elimination.* Theorem 1 is exact for the cardinality problem
     ``max x' Sigma x - lam ||x||_0`` but not for the relaxation: the relaxation
@@ -408,9 +416,7 @@ def dspca_bca(
     n_passes = n_exact = 0
     sweep = 0
     t_cert = 0.0
-    t_since_cert = 0.0
     for sweep in range(1, max_sweeps + 1):
-        t0 = time.perf_counter()
         H = _inverse(X) if qp_finish else no_inverse
         trace, passes, exact = _bca_fast.bca_sweep(
             S, X, H, M, lam_n, beta_k, trace, work, max_qp_passes, qp_tol, max_rounds
@@ -419,16 +425,19 @@ def dspca_bca(
         n_exact += exact
         trace = float(np.trace(X))  # drop the rounding accumulated over the sweep
         t1 = time.perf_counter()
-        t_since_cert += t1 - t0
-        # Certify after the first sweeps, and then once the sweeps since the
-        # last certificate took as long as it did (at most half the time goes
-        # to certificates), and always at the last sweep.
-        last_cost = t_cert / max(len(history), 1)
-        if sweep > 3 and t_since_cert < last_cost and sweep < max_sweeps:
+        # Certify after each of the first 10 sweeps, then every (sweep // 10)
+        # sweeps (a deterministic schedule, about 10 certificates per decade),
+        # and at the last sweep.
+        if sweep > 10 and sweep % (sweep // 10) and sweep < max_sweeps:
             continue
         cert = certify(S, lam_n, X, M)
+        # The barrier problem of this beta is solved to its own accuracy (its
+        # dual gap is about n * beta / Tr X): try the support refinement, which
+        # also certifies optima of rank > 1, before lowering beta.
+        stage_done = cert.barrier_gap <= 4.0 * m * beta_k / trace
+        if cert.gap > tol and stage_done:
+            cert = certify(S, lam_n, X, M, refine=True, tol=tol)
         t_cert += time.perf_counter() - t1
-        t_since_cert = 0.0
         history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
         if verbose:
             print(
@@ -440,7 +449,7 @@ def dspca_bca(
             break
         # Lower beta once the barrier problem is solved to within its own
         # accuracy: the barrier-dual gap is then about n * beta / Tr X.
-        if beta_k > beta_min and cert.barrier_gap <= 4.0 * m * beta_k / trace:
+        if beta_k > beta_min and stage_done:
             beta_k = max(beta_k / 10.0, beta_min)
     assert cert is not None
     t_end = time.perf_counter()

@@ -218,3 +218,19 @@ def test_repr_is_readable():
     text = repr(spca.dspca_bca(G, half_max_offdiag(G)))
     assert text.startswith("DSPCAResult(converged")
     assert "gap=" in text and "support=[" in text and "\n" not in text
+
+
+def test_rank_two_optimum_is_certified():
+    # On this instance the optimal Z has eigenvalues 0.970 and 0.030 (interior
+    # point), so no rank-one certificate exists; the support refinement finds it.
+    G = make_gaussian_covariance(12, random_state=2)
+    lam = half_max_offdiag(G)
+    res = spca.dspca_bca(G, lam, tol=1e-7)
+    assert res.converged and res.gap <= 1e-7
+    assert res.primal == "support refinement"
+    ev = np.linalg.eigvalsh(res.Z)
+    assert ev[-2] > 1e-2  # genuinely rank two
+    ref = sdp_value(G, lam)
+    assert res.objective == pytest.approx(ref, rel=1e-6)
+    assert res.objective <= res.upper_bound
+    assert res.objective == pytest.approx(np.vdot(G, res.Z) - lam * np.abs(res.Z).sum())
