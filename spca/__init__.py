@@ -6,6 +6,7 @@ and a certified duality gap on every answer.
 """
 
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning, dspca_bca
+from ._first_order import dspca_first_order
 from ._screening import safe_feature_elimination
 
 __version__ = "0.1.0.dev0"
@@ -16,5 +17,6 @@ __all__ = [
     "EmptyProblemWarning",
     "__version__",
     "dspca_bca",
+    "dspca_first_order",
     "safe_feature_elimination",
 ]
