@@ -1,0 +1,1 @@
+"""asv benchmarks of spca (run from asv_benchmarks/: ``asv run``)."""
