@@ -1,0 +1,548 @@
+"""Several sparse components by deflation.
+
+After a component with unit loadings ``x`` is found, the covariance is
+*deflated* so that the next DSPCA problem looks for something else.  Three
+methods (Mackey, NIPS 2008, Sections 2-3):
+
+``"schur"`` (default)
+    Schur complement deflation ``Sigma - Sigma x x' Sigma / (x' Sigma x)``:
+    the covariance of the data conditioned on the score ``x' a``.  Stays PSD,
+    annihilates ``x`` and every earlier loading (``Sigma_t x_s = 0`` for all
+    ``s <= t``), and every later component is uncorrelated with the earlier
+    scores.
+``"projection"``
+    Orthogonalized projection deflation ``(I - x x') Sigma (I - x x')``:
+    stays PSD and annihilates ``x`` (the latest loading only, unless the
+    loadings are orthogonal).
+``"removal"``
+    Drop the features in the support of ``x`` (their rows and columns become
+    zero): the components have disjoint supports, e.g. disjoint word lists
+    as in the tables of Zhang & El Ghaoui (2011).
+
+The deflated matrices are never formed: they are kept as the original
+covariance operator plus a low-rank correction (``"schur"``: one rank-one
+term per component; ``"projection"``: one symmetric rank-two term) or a
+feature mask (``"removal"``), so only the blocks the next search needs are
+computed.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._bca import DSPCAResult, EmptyProblemWarning
+from ._path import CardinalityResult, _search, _Solver, _solver_options
+from ._validation import _as_real_dense, check_int, check_lam, check_positive, check_tol
+from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
+
+__all__ = [
+    "DEFLATIONS",
+    "DeflationWarning",
+    "SparseComponent",
+    "SparseComponents",
+    "deflate",
+    "sparse_components",
+]
+
+DEFLATIONS = ("schur", "projection", "removal")
+
+# Deflated variances below this fraction of the largest original variance are
+# rounding error (e.g. on the support of a Schur-deflated component) and are
+# set to zero, so that such features are eliminated at every lam >= 0.
+VARIANCE_RTOL = 1e-10
+
+Deflation = Literal["schur", "projection", "removal"]
+
+
+class DeflationWarning(UserWarning):
+    """Fewer components than requested: the deflated covariance cannot deliver more."""
+
+
+def _check_deflation(deflation: Any) -> str:
+    if deflation not in DEFLATIONS:
+        raise ValueError(
+            f"deflation must be one of {', '.join(map(repr, DEFLATIONS))}, got {deflation!r}"
+        )
+    return str(deflation)
+
+
+def deflate(Sigma: ArrayLike, x: ArrayLike, method: Deflation = "schur") -> NDArray[np.float64]:
+    r"""Deflate a covariance matrix by one component.
+
+    .. code-block:: text
+
+        "schur":       Sigma - Sigma x x' Sigma / (x' Sigma x)
+        "projection":  (I - x x') Sigma (I - x x')          (x scaled to unit norm)
+        "removal":     Sigma with the rows and columns of support(x) set to 0
+
+    Parameters
+    ----------
+    Sigma : array-like of shape (n_features, n_features)
+        Symmetric positive semidefinite matrix (not modified).
+    x : array-like of shape (n_features,)
+        The component's loadings (nonzero).
+    method : {"schur", "projection", "removal"}, default="schur"
+        The deflation (see the module docstring of ``spca._deflation``).
+
+    Returns
+    -------
+    deflated : ndarray of shape (n_features, n_features)
+        A new symmetric matrix (exactly symmetrised, negative rounding on the
+        diagonal set to 0).
+
+    Raises
+    ------
+    ValueError
+        For a non-square, non-symmetric or non-finite ``Sigma``, a zero or
+        wrongly shaped ``x``, an unknown method, or (``"schur"``) when
+        ``x' Sigma x = 0``.
+
+    Notes
+    -----
+    Schur complement deflation keeps ``Sigma`` PSD and gives ``deflated @ y =
+    0`` for every ``y`` with ``Sigma y`` parallel to ``Sigma x``, in particular
+    for ``x`` and for every loading annihilated before (Mackey 2008, Prop. 3.1).
+    Projection deflation keeps PSD-ness and annihilates ``x``.
+
+    References
+    ----------
+    L. Mackey, "Deflation Methods for Sparse PCA", NIPS 2008.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spca._deflation import deflate
+    >>> S = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> deflate(S, [1.0, 0.0]) @ [1.0, 0.0]
+    array([0., 0.])
+    """
+    method = _check_deflation(method)
+    cov = _MatrixCovariance(Sigma)
+    S = cov.S.toarray() if hasattr(cov.S, "toarray") else cov.S.copy()
+    x = _as_real_dense(x, "x").astype(np.float64).ravel()
+    if x.shape != (cov.n,):
+        raise ValueError(f"x must have shape ({cov.n},), got {np.shape(x)}")
+    if not np.all(np.isfinite(x)) or not np.any(x):
+        raise ValueError("x must be finite and nonzero")
+    if method == "removal":
+        S[x != 0, :] = 0.0
+        S[:, x != 0] = 0.0
+        return S
+    if method == "projection":
+        x = x / np.linalg.norm(x)
+        P = np.eye(cov.n) - np.outer(x, x)
+        out = P @ S @ P
+    else:
+        a = S @ x
+        c = float(x @ a)
+        if not c > 0:
+            raise ValueError(f"Schur deflation needs x' Sigma x > 0, got {c!r}")
+        out = S - np.outer(a, a) / c
+    out = 0.5 * (out + out.T)
+    # A PSD matrix has a non-negative diagonal; remove negative rounding so that
+    # the result can be deflated again.
+    np.fill_diagonal(out, np.maximum(np.diag(out), 0.0))
+    return out
+
+
+class _DeflatedCovariance(_Covariance):
+    """``mask * (Sigma_0 + L C L')``: a covariance operator after deflation."""
+
+    def __init__(self, base: _Covariance) -> None:
+        self.base = base
+        self.n = base.n
+        self.L = np.zeros((self.n, 0))
+        self.C = np.zeros((0, 0))
+        self.active = np.ones(self.n, dtype=bool)
+        self.floor = VARIANCE_RTOL * float(base.diag.max()) if base.diag.size else 0.0
+        self._update_diag()
+
+    def _update_diag(self) -> None:
+        d = self.base.diag + np.einsum("ij,jk,ik->i", self.L, self.C, self.L)
+        d = np.where(self.active & (d > self.floor), d, 0.0)
+        self.diag = d
+
+    def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        idx = np.asarray(idx, dtype=np.intp)
+        B = self.base.block(idx)
+        if self.L.shape[1]:
+            Li = self.L[idx]
+            B = B + Li @ self.C @ Li.T
+        off = ~self.active[idx]
+        if off.any():
+            B[off, :] = 0.0
+            B[:, off] = 0.0
+        B = 0.5 * (B + B.T)
+        B[np.diag_indices(idx.size)] = self.diag[idx]
+        return np.ascontiguousarray(B)
+
+    def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        x = np.where(self.active, np.asarray(x, dtype=np.float64).ravel(), 0.0)
+        y = self.base.matvec(x)
+        if self.L.shape[1]:
+            y = y + self.L @ (self.C @ (self.L.T @ x))
+        return np.where(self.active, y, 0.0)
+
+    def deflate(self, x: NDArray[np.float64], method: str) -> float:
+        """Deflate by the unit loadings ``x`` in place; returns ``x' Sigma x``."""
+        a = self.matvec(x)
+        c = float(x @ a)
+        if method == "removal":
+            self.active &= x == 0
+        elif method == "schur":
+            r = self.L.shape[1]
+            self.L = np.column_stack([self.L, a / np.sqrt(c)])
+            C = np.zeros((r + 1, r + 1))
+            C[:r, :r] = self.C
+            C[r, r] = -1.0
+            self.C = C
+        else:  # projection: Sigma - x a' - a x' + c x x'
+            r = self.L.shape[1]
+            self.L = np.column_stack([self.L, x, a])
+            C = np.zeros((r + 2, r + 2))
+            C[:r, :r] = self.C
+            C[r:, r:] = [[c, -1.0], [-1.0, 0.0]]
+            self.C = C
+        self._update_diag()
+        return c
+
+
+@dataclass(frozen=True, repr=False)
+class SparseComponent:
+    """One sparse component found by :func:`sparse_components`.
+
+    Attributes
+    ----------
+    index : int
+        Position of the component (0-based).
+    lam : float
+        The penalty it was solved at.
+    loadings : ndarray of shape (n_features,)
+        Unit-norm loadings, zero outside ``support``.
+    support : ndarray of int
+        Indices of the nonzero loadings.
+    objective, upper_bound, gap : float
+        DSPCA objective, certified upper bound and relative gap, for the
+        (deflated) covariance the component was solved on.
+    converged : bool
+        ``gap <= tol``.
+    variance : float
+        ``x' Sigma_t x`` on the deflated covariance ``Sigma_t`` it was solved on.
+    result : DSPCAResult
+        The solve (caller's feature order, deflated covariance).
+    search : CardinalityResult or None
+        The cardinality search, when a cardinality was requested.
+    """
+
+    index: int
+    lam: float
+    loadings: NDArray[np.float64]
+    support: NDArray[np.intp]
+    objective: float
+    upper_bound: float
+    gap: float
+    converged: bool
+    variance: float
+    result: DSPCAResult
+    search: CardinalityResult | None
+
+    @property
+    def cardinality(self) -> int:
+        """Number of nonzero loadings."""
+        return int(self.support.size)
+
+    def __repr__(self) -> str:
+        sup = (str(self.support.tolist()) if self.support.size <= 12
+               else f"<{self.support.size} features>")
+        exact = "" if self.search is None else f", exact={self.search.exact}"
+        return (
+            f"SparseComponent({self.index}, lam={self.lam:.8g}, support={sup}{exact}, "
+            f"objective={self.objective:.6g}, gap={self.gap:.2e}, variance={self.variance:.6g})"
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class SparseComponents:
+    """Result of :func:`sparse_components`.
+
+    Attributes
+    ----------
+    components : tuple of SparseComponent
+        The components found, in order (possibly fewer than requested).
+    deflation : str
+        The deflation method.
+    n_requested : int
+        The number of components asked for.
+    explained : ExplainedVariance
+        Explained variance of the components on the *original* covariance
+        (Mackey's additional explained variance, see
+        :func:`spca._variance.explained_variance`).
+    message : str
+        Why fewer components than requested were returned ("" otherwise).
+    seconds : float
+        Total wall time.
+    n_features : int
+        Number of features.
+    """
+
+    components: tuple[SparseComponent, ...]
+    deflation: str
+    n_requested: int
+    explained: ExplainedVariance
+    message: str
+    seconds: float
+    n_features: int
+
+    @property
+    def n_components(self) -> int:
+        """Number of components found."""
+        return len(self.components)
+
+    @property
+    def loadings(self) -> NDArray[np.float64]:
+        """``(n_components, n_features)`` matrix of loadings (rows)."""
+        if not self.components:
+            return np.zeros((0, self.n_features))
+        return np.vstack([c.loadings for c in self.components])
+
+    @property
+    def lambdas(self) -> NDArray[np.float64]:
+        """Penalty of each component."""
+        return np.array([c.lam for c in self.components])
+
+    @property
+    def supports(self) -> list[NDArray[np.intp]]:
+        """Support of each component."""
+        return [c.support for c in self.components]
+
+    def __repr__(self) -> str:
+        lines = [f"SparseComponents({self.n_components}/{self.n_requested} components, "
+                 f"deflation={self.deflation!r}, time={self.seconds:.3g}s)"]
+        for c, v, r in zip(self.components, self.explained.variance,
+                           self.explained.cumulative_ratio, strict=True):
+            lines.append(f"  {c!r}  explained={v:.4g} (cumulative ratio {r:.4f})")
+        if self.message:
+            lines.append(f"  stopped early: {self.message}")
+        return "\n".join(lines)
+
+
+def _per_component(value: Any, n: int, name: str, check: Any) -> list[Any] | None:
+    if value is None:
+        return None
+    if isinstance(value, Sequence | np.ndarray) and not isinstance(value, str):
+        vals = list(value)
+        if len(vals) != n:
+            raise ValueError(
+                f"{name} must be a scalar or have one entry per component ({n}), "
+                f"got {len(vals)} entries"
+            )
+        return [check(v) for v in vals]
+    return [check(value)] * n
+
+
+def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] | None,
+                lam: list[float] | None, deflation: str, tol: float, search_tol: float,
+                max_solves: int, lam_rtol: float, max_sweeps: int, options: dict[str, Any],
+                verbose: bool, warn_short: bool = True,
+                pca_variance: NDArray[np.float64] | None = None) -> SparseComponents:
+    """The deflation loop over a covariance operator."""
+    t0 = time.perf_counter()
+    work = _DeflatedCovariance(cov)
+    comps: list[SparseComponent] = []
+    message = ""
+    for t in range(n_components):
+        d = work.diag
+        npos = int(np.count_nonzero(d > 0))
+        search = None
+        if npos == 0:
+            message = (f"after {t} component(s) the {deflation} deflated covariance has no "
+                       f"variance left")
+            break
+        if verbose:
+            print(f"component {t}: {npos} features with variance left")
+        if cardinality is not None:
+            k = cardinality[t]
+            if npos < k:
+                message = (f"component {t} needs cardinality={k} but after {deflation} "
+                           f"deflation only {npos} feature(s) have variance left")
+                break
+            search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
+                             lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
+                             verbose=verbose)
+            res = search.result
+        else:
+            assert lam is not None
+            lam_t = lam[t]
+            if npos == 0 or d.max() <= lam_t:
+                message = (f"lam={lam_t!r} eliminates every feature of component {t}: the "
+                           f"largest {'deflated ' if t else ''}variance is {float(d.max())!r}")
+                if t == 0:
+                    raise ValueError(message + "; choose a smaller lam")
+                break
+            solver = _Solver(work, max_sweeps=max_sweeps, options=options, verbose=verbose)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", EmptyProblemWarning)
+                res = solver.solve(lam_t, tol)
+        x = res.loadings
+        if res.support.size == 0:
+            message = f"component {t} is empty at lam={res.lam!r}"
+            break
+        c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
+        if not c > work.floor:
+            message = (f"component {t} explains no variance of the deflated covariance "
+                       f"(x' Sigma x = {float(c)!r})")
+            break
+        comps.append(SparseComponent(
+            index=t, lam=float(res.lam), loadings=x, support=res.support,
+            objective=float(res.objective), upper_bound=float(res.upper_bound),
+            gap=float(res.gap), converged=bool(res.converged), variance=c, result=res,
+            search=search,
+        ))
+    if message and warn_short:
+        warnings.warn(
+            f"only {len(comps)} of n_components={n_components} sparse components could be "
+            f"computed: {message}", DeflationWarning, stacklevel=3,
+        )
+    V = np.vstack([c.loadings for c in comps]) if comps else np.zeros((0, cov.n))
+    explained = _explained(cov, V, "additional", pca_variance=pca_variance)
+    return SparseComponents(components=tuple(comps), deflation=deflation,
+                            n_requested=n_components, explained=explained, message=message,
+                            seconds=time.perf_counter() - t0, n_features=cov.n)
+
+
+def _check_sparsity(cardinality: Any, lam: Any, n_components: int,
+                    n_features: int) -> tuple[list[int] | None, list[float] | None]:
+    if (cardinality is None) == (lam is None):
+        raise ValueError(
+            f"give exactly one of cardinality and lam, got cardinality={cardinality!r} "
+            f"and lam={lam!r}"
+        )
+    cards = _per_component(cardinality, n_components, "cardinality",
+                           lambda v: check_int(v, "cardinality"))
+    lams = _per_component(lam, n_components, "lam", check_lam)
+    if cards is not None and max(cards) > n_features:
+        raise ValueError(
+            f"cardinality must be <= n_features = {n_features}, got {max(cards)}"
+        )
+    return cards, lams
+
+
+def sparse_components(
+    Sigma: ArrayLike,
+    n_components: int,
+    *,
+    cardinality: int | Sequence[int] | None = None,
+    lam: float | Sequence[float] | None = None,
+    deflation: Deflation = "schur",
+    tol: float = 1e-6,
+    search_tol: float | None = None,
+    max_solves: int = 40,
+    lam_rtol: float = 1e-4,
+    max_sweeps: int = 500,
+    max_qp_passes: int = 5,
+    qp_tol: float = 1e-3,
+    qp_finish: bool = True,
+    verbose: bool = False,
+) -> SparseComponents:
+    r"""Several sparse principal components of a covariance matrix, by deflation.
+
+    Component ``t`` solves the DSPCA relaxation
+
+    .. code-block:: text
+
+        max  Tr(Sigma_t Z) - lam_t * sum_ij |Z_ij|   over Z PSD, Tr Z = 1
+
+    with :func:`spca.dspca_bca` on the deflated covariance ``Sigma_t``
+    (``Sigma_0 = Sigma``), either at a given ``lam_t`` or at the ``lam_t``
+    found by :func:`dspca_cardinality` for a target cardinality; then
+    ``Sigma_{t+1}`` is ``Sigma_t`` deflated by the component's loadings.
+
+    Parameters
+    ----------
+    Sigma : array-like or scipy.sparse matrix of shape (n_features, n_features)
+        Symmetric positive semidefinite covariance matrix (not modified).
+    n_components : int
+        Number of components wanted (``>= 1``).
+    cardinality : int or sequence of int, optional
+        Target number of nonzero loadings, for all components or one per
+        component. Exactly one of ``cardinality`` and ``lam`` must be given.
+    lam : float or sequence of float, optional
+        Penalty, for all components or one per component.
+    deflation : {"schur", "projection", "removal"}, default="schur"
+        ``"schur"``: Schur complement ``Sigma - Sigma x x' Sigma / (x' Sigma x)``
+        (Mackey 2008; keeps PSD and annihilates all earlier loadings).
+        ``"projection"``: ``(I - x x') Sigma (I - x x')``. ``"removal"``: drop
+        the features of the support (disjoint supports).
+    tol, search_tol, max_solves, lam_rtol :
+        As for :func:`dspca_cardinality` (``tol`` also for fixed ``lam``).
+    max_sweeps, max_qp_passes, qp_tol, qp_finish :
+        Passed to :func:`spca.dspca_bca`.
+    verbose : bool, default=False
+        Print the progress of each search.
+
+    Returns
+    -------
+    result : SparseComponents
+        ``components`` (each with its own ``lam``, ``support``, ``loadings``,
+        ``objective``, certified ``gap``), ``loadings`` (rows), ``lambdas``
+        and ``explained`` (explained variance on the original ``Sigma``).
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``cardinality`` and ``lam`` are given, if a
+        cardinality is outside ``[1, n_features]``, if ``lam`` eliminates every
+        feature for the first component, for an unknown ``deflation`` and for
+        invalid ``Sigma`` (as :func:`spca.dspca_bca`).
+
+    Warns
+    -----
+    DeflationWarning
+        When fewer than ``n_components`` components can be computed (no
+        variance left, fewer features left than the cardinality, or every
+        feature eliminated at ``lam``); the components found so far are
+        returned, never NaN.
+    ConvergenceWarning
+        When a returned solve did not reach ``tol``.
+
+    Notes
+    -----
+    The objective, bound and gap of component ``t`` refer to the deflated
+    ``Sigma_t``. The deflated matrices are not formed: they are represented as
+    ``Sigma`` plus a low-rank term (or a feature mask for ``"removal"``), and
+    only the blocks needed by the solves are computed. Deflated variances
+    below ``1e-10`` times the largest variance are treated as 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spca._deflation import sparse_components
+    >>> rng = np.random.default_rng(0)
+    >>> F = rng.standard_normal((300, 12))
+    >>> F[:, 0:3] += 3 * rng.standard_normal((300, 1))
+    >>> F[:, 6:9] += 2 * rng.standard_normal((300, 1))
+    >>> res = sparse_components(F.T @ F / 300, 2, cardinality=3)
+    >>> [c.support.tolist() for c in res.components]
+    [[0, 1, 2], [6, 7, 8]]
+    """
+    n_components = check_int(n_components, "n_components")
+    deflation = _check_deflation(deflation)
+    tol = check_tol(tol)
+    search_tol = tol if search_tol is None else max(check_tol(search_tol), tol)
+    max_solves = check_int(max_solves, "max_solves")
+    lam_rtol = check_positive(lam_rtol, "lam_rtol")
+    max_sweeps = check_int(max_sweeps, "max_sweeps")
+    options = _solver_options(max_qp_passes, qp_tol, qp_finish)
+    cov = _MatrixCovariance(Sigma)
+    cards, lams = _check_sparsity(cardinality, lam, n_components, cov.n)
+    return _components(cov, n_components, cardinality=cards, lam=lams, deflation=deflation,
+                       tol=tol, search_tol=search_tol, max_solves=max_solves,
+                       lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
+                       verbose=verbose)

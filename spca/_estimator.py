@@ -1,0 +1,420 @@
+"""``SparsePCA``: DSPCA sparse components as a scikit-learn transformer.
+
+scikit-learn is an optional dependency of ``spca``: it is needed for this
+module only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+try:
+    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+    from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+    raise ImportError(
+        "spca.SparsePCA needs scikit-learn (pip install scikit-learn); the solver "
+        "functions (spca.dspca_bca, spca.dspca_cardinality, ...) do not"
+    ) from exc
+
+from ._deflation import DEFLATIONS, SparseComponents, _components, _per_component
+from ._path import _solver_options
+from ._validation import _as_real_dense, check_int, check_lam, check_tol
+from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
+
+__all__ = ["SparsePCA"]
+
+# Cardinality used when neither ``cardinality`` nor ``lam`` is given.
+DEFAULT_CARDINALITY = 10
+
+
+class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Sparse principal components by DSPCA and deflation (Zhang & El Ghaoui 2011).
+
+    Component ``t`` maximises the DSPCA relaxation
+
+    .. code-block:: text
+
+        max  Tr(Sigma_t Z) - lam_t * sum_ij |Z_ij|   over Z PSD, Tr Z = 1
+
+    on the covariance ``Sigma_t`` deflated by the earlier components
+    (``Sigma_0`` the covariance of the centred, optionally scaled data), solved
+    by block coordinate ascent with safe feature elimination
+    (:func:`spca.dspca_bca`). ``lam_t`` is either given or searched for a
+    target number of nonzero loadings (:func:`spca.dspca_cardinality`).
+
+    Parameters
+    ----------
+    n_components : int, optional
+        Number of components. Default: as many as deflation delivers, at most
+        ``min(n_samples, n_features)`` (or the length of a ``cardinality`` /
+        ``lam`` sequence). Fewer are returned, with a
+        :class:`~spca.DeflationWarning` if ``n_components`` was given, when the
+        deflated covariance cannot deliver more.
+    cardinality : int or sequence of int, optional
+        Target number of nonzero loadings per component (one value for all, or
+        one per component). If neither ``cardinality`` nor ``lam`` is given,
+        ``cardinality = min(10, number of non-constant features)``.
+    lam : float or sequence of float, optional
+        The DSPCA penalty, in the units of the covariance (of the scaled data
+        if ``scale=True``). Mutually exclusive with ``cardinality``.
+    deflation : {"schur", "projection", "removal"}, default="schur"
+        Schur complement (Mackey 2008: keeps the covariance PSD and all
+        earlier loadings annihilated), orthogonalized projection, or removal
+        of the features already used (disjoint supports).
+    center : bool, default=True
+        Subtract the column means (implicitly: sparse ``X`` is never densified).
+    scale : bool, default=False
+        Divide each column by its standard deviation (the covariance becomes
+        the correlation matrix; constant columns keep scale 1).
+    tol : float, default=1e-6
+        Relative duality gap of every DSPCA solve.
+    max_sweeps : int, default=500
+        Sweep cap of every DSPCA solve.
+    max_solves : int, default=40
+        Cap on the solves of each cardinality search.
+    verbose : bool, default=False
+        Print the progress of the searches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components_, n_features_in_)
+        Unit-norm sparse loadings, one component per row.
+    n_components_ : int
+        Number of components found.
+    lambdas_ : ndarray of shape (n_components_,)
+        Penalty of each component.
+    cardinalities_ : ndarray of int of shape (n_components_,)
+        Number of nonzero loadings of each component.
+    explained_variance_ : ndarray of shape (n_components_,)
+        Additional explained variance (Mackey 2008): the variance of the
+        (centred, scaled) data projected on the span of the first ``t``
+        loadings, minus that of the first ``t - 1``; see
+        :func:`spca.explained_variance`. It adds up to the variance of
+        ``inverse_transform(transform(X))``.
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
+        ``explained_variance_ / total_variance_``.
+    pca_explained_variance_ : ndarray of shape (n_components_,)
+        The largest eigenvalues of the covariance (ordinary PCA).
+    pca_variance_ratio_ : ndarray of shape (n_components_,)
+        ``cumsum(explained_variance_) / cumsum(pca_explained_variance_)``,
+        at most 1.
+    total_variance_ : float
+        Trace of the covariance.
+    mean_ : ndarray of shape (n_features_in_,)
+        Column means subtracted by ``transform`` (zeros if ``center=False``).
+    scale_ : ndarray of shape (n_features_in_,)
+        Column scales divided by ``transform`` (ones if ``scale=False``).
+    result_ : SparseComponents
+        Every component's solve: ``lam``, support, objective, certified gap,
+        cardinality search (lams tried, sweeps, time).
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str of shape (n_features_in_,)
+        Names of the features seen during ``fit``, if ``X`` had string column
+        names.
+
+    Notes
+    -----
+    *Covariance.* ``fit`` uses ``Sigma = Xs' Xs / (n_samples - 1)`` with
+    ``Xs = (X - mean_) / scale_``. Only the variances of all features are
+    computed up front; the covariance is formed only over the features that
+    survive safe feature elimination (``Sigma_ii > lam``) at the smallest
+    ``lam`` a search tries, from sparse products for sparse ``X``.
+    :meth:`fit_covariance` takes a precomputed covariance instead.
+
+    *Transform.* ``transform(X) = ((X - mean_) / scale_) @ components_.T``
+    (the scores). The components are not orthogonal in general, so
+    ``inverse_transform`` maps scores back to the orthogonal projection of the
+    (centred, scaled) data onto the span of the loadings, which is the
+    best reconstruction from that span.
+
+    References
+    ----------
+    Y. Zhang and L. El Ghaoui, "Large-Scale Sparse Principal Component Analysis
+    with Application to Text Data", NIPS 2011.
+    L. Mackey, "Deflation Methods for Sparse PCA", NIPS 2008.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from spca._estimator import SparsePCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 10))
+    >>> X[:, :3] += 3 * rng.standard_normal((200, 1))
+    >>> est = SparsePCA(n_components=1, cardinality=3).fit(X)
+    >>> np.flatnonzero(est.components_[0]).tolist()
+    [0, 1, 2]
+    >>> est.transform(X).shape
+    (200, 1)
+    """
+
+    def __init__(
+        self,
+        n_components: int | None = None,
+        *,
+        cardinality: int | Sequence[int] | None = None,
+        lam: float | Sequence[float] | None = None,
+        deflation: str = "schur",
+        center: bool = True,
+        scale: bool = False,
+        tol: float = 1e-6,
+        max_sweeps: int = 500,
+        max_solves: int = 40,
+        verbose: bool = False,
+    ) -> None:
+        self.n_components = n_components
+        self.cardinality = cardinality
+        self.lam = lam
+        self.deflation = deflation
+        self.center = center
+        self.scale = scale
+        self.tol = tol
+        self.max_sweeps = max_sweeps
+        self.max_solves = max_solves
+        self.verbose = verbose
+
+    # -- fitting -------------------------------------------------------------------
+
+    def _check_params(self) -> None:
+        for name in ("center", "scale", "verbose"):
+            if not isinstance(getattr(self, name), bool | np.bool_):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.deflation not in DEFLATIONS:
+            raise ValueError(
+                f"deflation must be one of {', '.join(map(repr, DEFLATIONS))}, "
+                f"got {self.deflation!r}"
+            )
+        if self.cardinality is not None and self.lam is not None:
+            raise ValueError(
+                f"give at most one of cardinality and lam, got cardinality="
+                f"{self.cardinality!r} and lam={self.lam!r}"
+            )
+        if self.n_components is not None:
+            check_int(self.n_components, "n_components")
+        check_tol(self.tol)
+        check_int(self.max_sweeps, "max_sweeps")
+        check_int(self.max_solves, "max_solves")
+
+    def _n_requested(self, limit: int) -> tuple[int, bool]:
+        """Number of components to compute and whether it was asked for explicitly."""
+        if self.n_components is not None:
+            return int(self.n_components), True
+        for value in (self.cardinality, self.lam):
+            if isinstance(value, Sequence | np.ndarray) and not isinstance(value, str):
+                return len(value), True
+        return max(int(limit), 1), False
+
+    def _fit_operator(self, cov: _Covariance, limit: int) -> SparsePCA:
+        n_components, explicit = self._n_requested(limit)
+        n_features = cov.n
+        npos = int(np.count_nonzero(cov.diag > 0))
+        if npos == 0:
+            raise ValueError("every feature has zero variance: there is nothing to explain")
+        cards = _per_component(self.cardinality, n_components, "cardinality",
+                               lambda v: check_int(v, "cardinality"))
+        lams = _per_component(self.lam, n_components, "lam", check_lam)
+        if cards is None and lams is None:
+            cards = [min(DEFAULT_CARDINALITY, npos)] * n_components
+        if cards is not None:
+            if max(cards) > n_features:
+                raise ValueError(
+                    f"cardinality must be <= n_features = {n_features}, got {max(cards)}"
+                )
+            if cards[0] > npos:
+                raise ValueError(
+                    f"cardinality={cards[0]} but only {npos} feature(s) have positive "
+                    f"variance (constant features cannot enter a component)"
+                )
+        tol = check_tol(self.tol)
+        result = _components(
+            cov, n_components, cardinality=cards, lam=lams, deflation=self.deflation,
+            tol=tol, search_tol=tol, max_solves=check_int(self.max_solves, "max_solves"),
+            lam_rtol=1e-4, max_sweeps=check_int(self.max_sweeps, "max_sweeps"),
+            options=_solver_options(5, 1e-3, True), verbose=self.verbose,
+            warn_short=explicit,
+        )
+        if result.n_components == 0:
+            raise ValueError(f"no sparse component could be computed: {result.message}")
+        self._set_fitted(result)
+        return self
+
+    def _set_fitted(self, result: SparseComponents) -> None:
+        ev = result.explained
+        self.result_ = result
+        self.components_ = result.loadings
+        self.n_components_ = result.n_components
+        self.lambdas_ = result.lambdas
+        self.cardinalities_ = np.array([c.cardinality for c in result.components], dtype=int)
+        self.explained_variance_ = ev.variance
+        self.explained_variance_ratio_ = ev.ratio
+        self.pca_explained_variance_ = ev.pca_variance
+        self.pca_variance_ratio_ = ev.pca_ratio
+        self.total_variance_ = ev.total_variance
+
+    def fit(self, X: ArrayLike, y: Any = None) -> SparsePCA:
+        """Fit sparse components to the data ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, scipy.sparse matrix} of shape (n_samples, n_features)
+            Data, ``n_samples >= 2``, finite. Sparse input stays sparse.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : SparsePCA
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            For NaN or inf in ``X``, fewer than 2 samples, every feature
+            constant, invalid parameters, a cardinality larger than the number
+            of non-constant features, or a ``lam`` that eliminates every feature.
+
+        Warns
+        -----
+        UserWarning
+            When some features are constant (they can never be selected).
+        DeflationWarning
+            When fewer than the requested ``n_components`` can be computed.
+        """
+        self._check_params()
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
+                          ensure_min_samples=2, reset=True)
+        cov = _DataCovariance(X, center=self.center, scale=self.scale)
+        constant = np.flatnonzero(cov.raw_variance <= 0)
+        if constant.size == X.shape[1]:
+            raise ValueError(
+                f"every feature of X is constant (zero variance over the {X.shape[0]} "
+                f"samples): there is nothing to explain"
+            )
+        if constant.size:
+            names = getattr(self, "feature_names_in_", None)
+            shown = (names[constant] if names is not None else constant)[:10].tolist()
+            warnings.warn(
+                f"{constant.size} feature(s) of X are constant (zero variance) and cannot "
+                f"enter any component: {shown}{' ...' if constant.size > 10 else ''}",
+                UserWarning, stacklevel=2,
+            )
+        self.mean_ = cov.mean.copy()
+        self.scale_ = cov.scale.copy()
+        return self._fit_operator(cov, min(X.shape))
+
+    def fit_covariance(self, covariance: ArrayLike, mean: ArrayLike | None = None) -> SparsePCA:
+        """Fit sparse components to a precomputed covariance matrix.
+
+        Parameters
+        ----------
+        covariance : {array-like, scipy.sparse matrix} of shape (n_features, n_features)
+            Symmetric positive semidefinite covariance (not modified). With
+            ``scale=True`` it is turned into the correlation matrix
+            ``Sigma_ij / sqrt(Sigma_ii Sigma_jj)``.
+        mean : array-like of shape (n_features,), optional
+            The mean ``transform`` subtracts (default zeros). ``center`` is
+            ignored here.
+
+        Returns
+        -------
+        self : SparsePCA
+            The fitted estimator; ``fit_covariance(np.cov(X.T), X.mean(0))``
+            gives the same components as ``fit(X)``.
+
+        Raises
+        ------
+        ValueError
+            For a covariance that is not square, symmetric, finite and PSD on
+            the features solved over, a ``mean`` of the wrong shape, or the
+            same parameter errors as :meth:`fit`.
+        """
+        self._check_params()
+        base = _MatrixCovariance(covariance, "covariance")
+        n = base.n
+        sd = np.sqrt(base.diag)
+        scale = np.where(sd > 0, sd, 1.0) if self.scale else np.ones(n)
+        if self.scale:
+            if sp.issparse(base.S):
+                D = sp.diags_array(1.0 / scale)
+                cov: _Covariance = _MatrixCovariance(D @ base.S @ D, "covariance")
+            else:
+                cov = _MatrixCovariance(base.S / np.outer(scale, scale), "covariance")
+        else:
+            cov = base
+        if mean is None:
+            mu = np.zeros(n)
+        else:
+            mu = np.array(_as_real_dense(mean, "mean"), dtype=np.float64).ravel()
+            if mu.shape != (n,) or not np.all(np.isfinite(mu)):
+                raise ValueError(f"mean must be a finite vector of shape ({n},), "
+                                 f"got shape {np.shape(mean)}")
+        for attr in ("feature_names_in_",):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        self.n_features_in_ = n
+        self.mean_ = mu
+        self.scale_ = scale
+        return self._fit_operator(cov, n)
+
+    # -- transforming --------------------------------------------------------------
+
+    @property
+    def _n_features_out(self) -> int:
+        return int(self.components_.shape[0])
+
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores of ``X`` on the sparse components.
+
+        Parameters
+        ----------
+        X : {array-like, scipy.sparse matrix} of shape (n_samples, n_features)
+            Data with the features seen in ``fit`` (sparse input stays sparse).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_components_)
+            ``((X - mean_) / scale_) @ components_.T``.
+        """
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
+                          reset=False)
+        W = self.components_ / self.scale_
+        return np.asarray(X @ W.T, dtype=np.float64) - self.mean_ @ W.T
+
+    def inverse_transform(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Map scores back to the feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+            Scores, as returned by :meth:`transform`.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features_in_)
+            ``mean_ + scale_ * (projection on the span of the loadings)``:
+            for ``T = transform(A)`` this is the orthogonal projection of the
+            centred, scaled rows of ``A`` onto the span of ``components_``,
+            unscaled and uncentred.
+        """
+        check_is_fitted(self, "components_")
+        T = check_array(X, dtype=np.float64)
+        V = self.components_
+        if T.shape[1] != V.shape[0]:
+            raise ValueError(
+                f"X has {T.shape[1]} columns but the estimator has {V.shape[0]} components"
+            )
+        coef = np.linalg.pinv(V @ V.T, hermitian=True) @ V
+        return (T @ coef) * self.scale_ + self.mean_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,233 @@
+"""Deflation: PSD-ness, annihilation, disjoint supports, planted recovery, explained variance."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spca._deflation import (
+    DeflationWarning,
+    _DeflatedCovariance,
+    deflate,
+    sparse_components,
+)
+from spca._variance import _MatrixCovariance, explained_variance
+
+
+def random_psd(seed: int, n: int, rank: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((rank, n)) * rng.uniform(0.2, 3.0, n)
+    return A.T @ A / rank
+
+
+def random_sparse(rng: np.random.Generator, n: int) -> np.ndarray:
+    x = np.zeros(n)
+    s = rng.integers(1, n + 1)
+    x[rng.choice(n, s, replace=False)] = rng.standard_normal(s)
+    return x / np.linalg.norm(x)
+
+
+def planted(seed: int, n_samples: int = 400, n: int = 30) -> tuple[np.ndarray, list[set[int]]]:
+    """Three disjoint sparse factors of decreasing strength plus noise."""
+    rng = np.random.default_rng(seed)
+    blocks = [range(0, 5), range(10, 15), range(20, 25)]
+    X = rng.standard_normal((n_samples, n))
+    for strength, cols in zip((4.0, 3.0, 2.0), blocks, strict=True):
+        X[:, list(cols)] += strength * rng.standard_normal((n_samples, 1))
+    Xc = X - X.mean(0)
+    return Xc.T @ Xc / (n_samples - 1), [set(b) for b in blocks]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 12), rank_frac=st.floats(0.2, 1.5))
+def test_schur_keeps_psd_and_annihilates_all_earlier(seed, n, rank_frac):
+    rng = np.random.default_rng(seed)
+    S = random_psd(seed, n, max(1, int(rank_frac * n)))
+    scale = np.abs(S).max()
+    xs = []
+    for _ in range(min(3, n)):
+        x = random_sparse(rng, n)
+        if x @ S @ x <= 1e-8 * scale:
+            break
+        S = deflate(S, x, "schur")
+        xs.append(x)
+        assert np.allclose(S, S.T, atol=0)
+        assert np.linalg.eigvalsh(S)[0] >= -1e-9 * scale
+        for y in xs:
+            assert np.linalg.norm(S @ y) <= 1e-8 * scale
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 12))
+def test_projection_keeps_psd_and_annihilates_last(seed, n):
+    rng = np.random.default_rng(seed)
+    S = random_psd(seed, n, n)
+    scale = np.abs(S).max()
+    for _ in range(2):
+        x = random_sparse(rng, n)
+        S = deflate(S, 3.0 * x, "projection")  # any scaling of x
+        assert np.linalg.eigvalsh(S)[0] >= -1e-9 * scale
+        assert np.linalg.norm(S @ x) <= 1e-9 * scale
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), method=st.sampled_from(["schur", "projection", "removal"]))
+def test_operator_matches_dense_deflation(seed, method):
+    rng = np.random.default_rng(seed)
+    n = 9
+    S = random_psd(seed, n, 12)
+    op = _DeflatedCovariance(_MatrixCovariance(S))
+    dense = S.copy()
+    for _ in range(3):
+        x = random_sparse(rng, n)
+        if x @ dense @ x <= 1e-6:
+            break
+        op.deflate(x, method)
+        dense = deflate(dense, x, method)
+        scale = np.abs(S).max()
+        np.testing.assert_allclose(op.block(np.arange(n)), dense, atol=1e-9 * scale)
+        d = np.where(np.diag(dense) > op.floor, np.diag(dense), 0.0)
+        np.testing.assert_allclose(op.diag, d, atol=1e-9 * scale)
+        v = rng.standard_normal(n)
+        np.testing.assert_allclose(op.matvec(v), dense @ v, atol=1e-9 * scale * n)
+
+
+def test_deflate_does_not_modify_and_validates():
+    S = random_psd(0, 4, 6)
+    copy = S.copy()
+    deflate(S, [1.0, 0, 0, 0])
+    np.testing.assert_array_equal(S, copy)
+    with pytest.raises(ValueError, match="deflation must be one of"):
+        deflate(S, [1.0, 0, 0, 0], "hotelling")
+    with pytest.raises(ValueError, match="x must have shape"):
+        deflate(S, [1.0, 0])
+    with pytest.raises(ValueError, match="nonzero"):
+        deflate(S, np.zeros(4))
+    Z = S.copy()
+    Z[0, :] = Z[:, 0] = 0.0
+    with pytest.raises(ValueError, match="x' Sigma x > 0"):
+        deflate(Z, [1.0, 0, 0, 0], "schur")
+
+
+@pytest.mark.parametrize("deflation", ["schur", "projection", "removal"])
+def test_planted_three_components_recovered(deflation):
+    Sigma, blocks = planted(0)
+    res = sparse_components(Sigma, 3, cardinality=5, deflation=deflation)
+    assert res.n_components == 3 and not res.message
+    assert [set(c.support.tolist()) for c in res.components] == blocks
+    for c in res.components:
+        assert c.search is not None and c.search.exact
+        assert c.cardinality == 5 and c.gap <= 1e-6 and c.converged
+        assert np.linalg.norm(c.loadings) == pytest.approx(1.0)
+        assert c.objective <= c.upper_bound * (1 + 1e-12)
+    assert np.all(np.diff(res.explained.cumulative) > 0)
+    assert np.all(res.explained.pca_ratio <= 1 + 1e-9)
+    assert res.loadings.shape == (3, 30) and res.lambdas.shape == (3,)
+
+
+def test_removal_gives_disjoint_supports():
+    Sigma = random_psd(3, 14, 30)
+    with pytest.warns(DeflationWarning, match=r"only 3 of n_components=4"):
+        res = sparse_components(Sigma, 4, cardinality=4, deflation="removal")
+    seen: set[int] = set()
+    for c in res.components:
+        s = set(c.support.tolist())
+        assert not s & seen
+        seen |= s
+    assert "only 2 feature(s) have variance left" in res.message
+
+
+def test_schur_components_scores_uncorrelated():
+    Sigma, _ = planted(1)
+    res = sparse_components(Sigma, 3, cardinality=[5, 4, 6])
+    assert [c.cardinality for c in res.components] == [5, 4, 6]
+    V = res.loadings
+    # Schur deflation: later components are uncorrelated with the earlier scores
+    # after conditioning -- the Gram matrix of the deflated problems is diagonal.
+    S = Sigma.copy()
+    for t, v in enumerate(V):
+        for u in V[:t]:
+            assert abs(u @ S @ v) <= 1e-8 * np.abs(Sigma).max()
+        S = deflate(S, v, "schur")
+
+
+def test_fixed_lam_and_per_component_lam():
+    Sigma, blocks = planted(2)
+    res = sparse_components(Sigma, 2, lam=[3.0, 2.0])
+    assert res.lambdas.tolist() == [3.0, 2.0]
+    assert all(c.search is None for c in res.components)
+    assert set(res.components[0].support.tolist()) <= blocks[0]
+
+
+def test_too_many_components_stop_with_warning_not_nan():
+    Sigma = random_psd(4, 5, 2)  # rank 2
+    with pytest.warns(DeflationWarning, match=r"only 2 of n_components=4"):
+        res = sparse_components(Sigma, 4, cardinality=2)
+    assert res.n_components == 2
+    assert np.all(np.isfinite(res.loadings))
+    assert "no variance left" in res.message or "explains no variance" in res.message
+
+
+def test_lam_eliminating_everything():
+    Sigma = random_psd(5, 6, 10)
+    big = float(np.diag(Sigma).max()) * 2
+    with pytest.raises(ValueError, match=rf"lam={big!r} eliminates every feature"):
+        sparse_components(Sigma, 2, lam=big)
+    # Later components: warning, not an error.
+    lam = float(np.sort(np.diag(Sigma))[-1]) * 0.99
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = sparse_components(Sigma, 6, lam=lam)
+    assert res.n_components >= 1
+    assert any(issubclass(w.category, DeflationWarning) for w in rec)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({}, "give exactly one of cardinality and lam"),
+        ({"cardinality": 2, "lam": 0.1}, "give exactly one of cardinality and lam"),
+        ({"cardinality": 0}, "cardinality must be >= 1, got 0"),
+        ({"cardinality": 9}, "cardinality must be <= n_features = 6, got 9"),
+        ({"cardinality": [2, 2, 2]}, "one entry per component"),
+        ({"lam": -1.0}, "lam must be >= 0, got -1.0"),
+        ({"cardinality": 2, "deflation": "hotelling"}, "deflation must be one of"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        sparse_components(random_psd(0, 6, 10), 2, **kwargs)
+
+
+def test_explained_variance_definitions():
+    rng = np.random.default_rng(0)
+    S = random_psd(6, 8, 20)
+    w, U = np.linalg.eigh(S)
+    V = U[:, ::-1][:, :3].T
+    ev = explained_variance(S, V)
+    np.testing.assert_allclose(ev.variance, w[::-1][:3], rtol=1e-10)
+    np.testing.assert_allclose(ev.pca_ratio, 1.0, rtol=1e-10)
+    assert ev.total_variance == pytest.approx(np.trace(S))
+    # Non-orthogonal loadings: cumulative = Tr(P S P) with P the projector on their span.
+    V = np.vstack([random_sparse(rng, 8) for _ in range(3)])
+    ev = explained_variance(S, V)
+    for t in range(1, 4):
+        Q, _ = np.linalg.qr(V[:t].T)
+        assert ev.cumulative[t - 1] == pytest.approx(np.trace(Q.T @ S @ Q), rel=1e-10)
+    assert np.all(ev.pca_ratio <= 1 + 1e-12)
+    # A repeated loading adds nothing.
+    ev = explained_variance(S, np.vstack([V[0], V[0]]))
+    assert ev.variance[1] == pytest.approx(0.0, abs=1e-10)
+    # Adjusted variance: the first equals v' S v, the others are residual variances.
+    adj = explained_variance(S, V, method="adjusted")
+    v0 = V[0] / np.linalg.norm(V[0])
+    assert adj.variance[0] == pytest.approx(v0 @ S @ v0)
+    assert np.all(adj.variance <= np.einsum("ij,jk,ik->i", V, S, V) + 1e-12)
+    with pytest.raises(ValueError, match="method must be"):
+        explained_variance(S, V, method="zht")
+    with pytest.raises(ValueError, match=r"components must have shape \(n_components, 8\)"):
+        explained_variance(S, np.ones((2, 3)))

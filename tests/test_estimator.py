@@ -1,0 +1,194 @@
+"""spca.SparsePCA: scikit-learn conventions, dense/sparse/covariance routes, bad input."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("sklearn")
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from spca._deflation import DeflationWarning  # noqa: E402
+from spca._estimator import SparsePCA  # noqa: E402
+
+
+def planted_data(seed: int = 0, n_samples: int = 300, n: int = 24) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_samples, n)) * rng.uniform(0.5, 1.5, n)
+    for strength, cols in ((4.0, [0, 1, 2, 3]), (3.0, [8, 9, 10, 11]), (2.0, [16, 17, 18])):
+        X[:, cols] += strength * rng.standard_normal((n_samples, 1))
+    return X + 5.0
+
+
+def sparse_data(seed: int = 1, n_samples: int = 200, n: int = 20) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = planted_data(seed, n_samples, n) - 5.0
+    X[rng.random(X.shape) < 0.6] = 0.0
+    return X
+
+
+@parametrize_with_checks([
+    SparsePCA(),
+    SparsePCA(n_components=2, cardinality=2, deflation="removal", scale=True),
+])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeflationWarning)
+        check(estimator)
+
+
+def test_planted_supports_and_attributes():
+    X = planted_data()
+    est = SparsePCA(n_components=3, cardinality=[4, 4, 3]).fit(X)
+    supports = [np.flatnonzero(c).tolist() for c in est.components_]
+    assert supports == [[0, 1, 2, 3], [8, 9, 10, 11], [16, 17, 18]]
+    assert est.n_components_ == 3 and est.n_features_in_ == 24
+    assert est.cardinalities_.tolist() == [4, 4, 3]
+    assert est.lambdas_.shape == (3,) and np.all(est.lambdas_ > 0)
+    np.testing.assert_allclose(np.linalg.norm(est.components_, axis=1), 1.0)
+    np.testing.assert_allclose(est.mean_, X.mean(0))
+    np.testing.assert_array_equal(est.scale_, 1.0)
+    assert est.total_variance_ == pytest.approx(X.var(0, ddof=1).sum())
+    np.testing.assert_allclose(est.explained_variance_ratio_,
+                               est.explained_variance_ / est.total_variance_)
+    assert np.all(est.pca_variance_ratio_ <= 1 + 1e-10)
+    assert np.all(est.pca_variance_ratio_ > 0.8)  # the planted factors dominate
+    pca = np.linalg.eigvalsh(np.cov(X.T))[::-1][:3]
+    np.testing.assert_allclose(est.pca_explained_variance_, pca, rtol=1e-8)
+    assert est.get_feature_names_out().tolist() == ["sparsepca0", "sparsepca1", "sparsepca2"]
+    assert all(c.gap <= 1e-6 for c in est.result_.components)
+
+
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("center", [True, False])
+def test_dense_and_sparse_give_same_components(center, scale):
+    X = sparse_data()
+    kw = dict(n_components=2, cardinality=4, center=center, scale=scale)
+    a = SparsePCA(**kw).fit(X)
+    for fmt in (sp.csr_array, sp.csc_matrix):
+        b = SparsePCA(**kw).fit(fmt(X))
+        np.testing.assert_allclose(b.components_, a.components_, atol=1e-8)
+        np.testing.assert_allclose(b.lambdas_, a.lambdas_, rtol=1e-8)
+        np.testing.assert_allclose(b.explained_variance_, a.explained_variance_, rtol=1e-8)
+        np.testing.assert_allclose(b.transform(fmt(X)), a.transform(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_fit_equals_covariance_route(scale):
+    X = planted_data(2)
+    a = SparsePCA(n_components=3, cardinality=4, scale=scale).fit(X)
+    b = SparsePCA(n_components=3, cardinality=4, scale=scale).fit_covariance(
+        np.cov(X, rowvar=False), mean=X.mean(0))
+    np.testing.assert_allclose(b.components_, a.components_, atol=1e-8)
+    np.testing.assert_allclose(b.lambdas_, a.lambdas_, rtol=1e-8)
+    np.testing.assert_allclose(b.scale_, a.scale_, rtol=1e-10)
+    np.testing.assert_allclose(b.transform(X), a.transform(X), atol=1e-8)
+    c = SparsePCA(n_components=3, cardinality=4, scale=scale).fit_covariance(
+        sp.csr_array(np.cov(X, rowvar=False)), mean=X.mean(0))
+    np.testing.assert_allclose(c.components_, a.components_, atol=1e-8)
+
+
+def test_transform_inverse_transform_projection():
+    X = planted_data(3)
+    est = SparsePCA(n_components=3, cardinality=5)
+    T = est.fit_transform(X)
+    np.testing.assert_allclose(T, (X - X.mean(0)) @ est.components_.T, atol=1e-10)
+    R = est.inverse_transform(T)
+    # Orthogonal projection of the centred data on the span of the loadings:
+    V = est.components_
+    Q, _ = np.linalg.qr(V.T)
+    np.testing.assert_allclose(R - est.mean_, (X - X.mean(0)) @ Q @ Q.T, atol=1e-9)
+    # ... whose variance is the cumulative (additional) explained variance.
+    assert np.var(R, axis=0, ddof=1).sum() == pytest.approx(est.explained_variance_.sum())
+    np.testing.assert_allclose(est.transform(R), T, atol=1e-9)
+    with pytest.raises(ValueError, match="X has 2 columns but the estimator has 3 components"):
+        est.inverse_transform(T[:, :2])
+
+
+def test_does_not_modify_input():
+    X = sparse_data()
+    Xs = sp.csr_array(X)
+    X0, data0 = X.copy(), Xs.data.copy()
+    SparsePCA(n_components=1, cardinality=3, scale=True).fit(X)
+    SparsePCA(n_components=1, cardinality=3, scale=True).fit(Xs)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(Xs.data, data0)
+
+
+# -- bad input ----------------------------------------------------------------------
+
+
+def test_nan_and_inf():
+    X = planted_data()
+    X[3, 4] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        SparsePCA(n_components=1, cardinality=2).fit(X)
+    X[3, 4] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        SparsePCA(n_components=1, cardinality=2).fit(X)
+
+
+def test_too_few_samples():
+    with pytest.raises(ValueError, match=r"1 sample\(s\)"):
+        SparsePCA(n_components=1, cardinality=1).fit(np.ones((1, 4)))
+
+
+def test_constant_features():
+    X = planted_data()
+    X[:, [5, 7]] = 3.0
+    with pytest.warns(UserWarning, match=r"2 feature\(s\) of X are constant .*\[5, 7\]"):
+        est = SparsePCA(n_components=2, cardinality=4).fit(X)
+    assert np.all(est.components_[:, [5, 7]] == 0)
+    with pytest.raises(ValueError, match="every feature of X is constant"):
+        SparsePCA(n_components=1, cardinality=1).fit(np.ones((5, 3)))
+    with pytest.warns(UserWarning, match="constant"), pytest.raises(
+            ValueError, match=r"cardinality=3 but only 2 feature\(s\) have positive variance"):
+        SparsePCA(n_components=1, cardinality=3).fit(np.c_[planted_data()[:, :2], np.ones(300)])
+
+
+def test_too_many_components_warns_and_stops():
+    X = planted_data()[:, :6]
+    with pytest.warns(DeflationWarning, match=r"only 3 of n_components=5"):
+        est = SparsePCA(n_components=5, cardinality=2, deflation="removal").fit(X)
+    assert est.n_components_ == 3 and est.components_.shape == (3, 6)
+    assert np.all(np.isfinite(est.components_))
+    assert est.transform(X).shape == (300, 3)
+    assert len(est.get_feature_names_out()) == 3
+
+
+@pytest.mark.parametrize(
+    ("params", "exc", "match"),
+    [
+        ({"cardinality": 0}, ValueError, "cardinality must be >= 1, got 0"),
+        ({"cardinality": 30}, ValueError, "cardinality must be <= n_features = 24, got 30"),
+        ({"cardinality": 2, "lam": 0.1}, ValueError, "give at most one of cardinality and lam"),
+        ({"lam": 1e6}, ValueError, r"lam=1000000.0 eliminates every feature"),
+        ({"lam": -0.5}, ValueError, r"lam must be >= 0, got -0.5"),
+        ({"n_components": 0}, ValueError, "n_components must be >= 1, got 0"),
+        ({"deflation": "hotelling"}, ValueError, "deflation must be one of"),
+        ({"tol": 2.0}, ValueError, "tol is a relative duality gap and must be < 1"),
+        ({"center": "yes"}, TypeError, "center must be True or False"),
+        ({"n_components": 2, "cardinality": [2, 3, 4]}, ValueError, "one entry per component"),
+    ],
+)
+def test_bad_parameters(params, exc, match):
+    with pytest.raises(exc, match=match):
+        SparsePCA(**params).fit(planted_data())
+
+
+def test_lam_route_and_defaults():
+    X = planted_data()
+    est = SparsePCA(n_components=2, lam=2.0).fit(X)
+    assert est.lambdas_.tolist() == [2.0, 2.0]
+    default = SparsePCA(n_components=1).fit(X)
+    assert default.cardinalities_.tolist() == [10]
+
+
+def test_covariance_bad_mean():
+    S = np.cov(planted_data(), rowvar=False)
+    with pytest.raises(ValueError, match=r"mean must be a finite vector of shape \(24,\)"):
+        SparsePCA(n_components=1, cardinality=2).fit_covariance(S, mean=np.zeros(3))

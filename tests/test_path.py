@@ -1,0 +1,272 @@
+"""Cardinality search: dspca_cardinality hits the target k or says why not."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spca
+from spca._bca import DSPCAResult
+from spca._path import CardinalityResult, LamTrial, _search, _Solver, dspca_cardinality
+from spca._variance import _MatrixCovariance
+
+
+def gaussian_cov(seed: int, n: int = 16, m: int = 60) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, n)) * rng.uniform(0.5, 2.0, n)
+    return A.T @ A / m
+
+
+def spiked_cov(seed: int, n: int = 20, s: int = 6, strength: float = 3.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    u = np.zeros(n)
+    u[rng.choice(n, s, replace=False)] = rng.standard_normal(s)
+    u /= np.linalg.norm(u)
+    A = rng.standard_normal((200, n)) + strength * rng.standard_normal((200, 1)) * u
+    return A.T @ A / 200
+
+
+def check_result(res: CardinalityResult, Sigma: np.ndarray, k: int) -> None:
+    n = Sigma.shape[0]
+    assert res.k == k
+    assert res.trials and all(isinstance(t, LamTrial) for t in res.trials)
+    assert res.result.n_features == n and res.loadings.shape == (n,)
+    assert res.cardinality == np.count_nonzero(res.loadings)
+    np.testing.assert_array_equal(res.support, np.flatnonzero(res.loadings))
+    # Theorem 1: only features with variance > lam can be selected.
+    assert np.all(np.diag(Sigma)[res.support] > res.lam)
+    assert res.gap <= 1e-6 and res.converged
+    # The result is the solve at its lam: same objective as a fresh solve.
+    fresh = spca.dspca_bca(Sigma, res.lam)
+    assert res.objective == pytest.approx(fresh.objective, rel=1e-5)
+    if res.exact:
+        assert res.cardinality == k
+        assert "exactly" in res.message
+    else:
+        assert res.cardinality != k
+        assert "no lam gives exactly" in res.message or "max_solves" in res.message
+
+
+@pytest.mark.parametrize("make", [gaussian_cov, spiked_cov])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_k(make, seed):
+    Sigma = make(seed)
+    n = Sigma.shape[0]
+    n_exact = 0
+    for k in range(1, n + 1, 3):
+        res = dspca_cardinality(Sigma, k)
+        check_result(res, Sigma, k)
+        n_exact += res.exact
+    assert n_exact >= math.ceil(0.8 * len(range(1, n + 1, 3)))
+
+
+def test_theorem1_bracket_and_trials():
+    Sigma = spiked_cov(3)
+    k = 4
+    res = dspca_cardinality(Sigma, k)
+    assert res.exact
+    v = np.sort(np.diag(Sigma))[::-1]
+    # Every lam tried is below the k-th largest variance (above it < k survive).
+    assert all(t.lam < v[k - 1] for t in res.trials)
+    assert res.trials[-1].lam == res.lam and res.trials[-1].cardinality == k
+    assert res.n_solves == len(res.trials)
+    assert res.n_sweeps == sum(t.sweeps for t in res.trials) > 0
+    assert res.seconds >= sum(t.seconds for t in res.trials) * 0.5
+    lo, hi = res.bracket
+    assert hi <= v[k - 1]
+    assert "exact" in repr(res) and f"k={k}" in repr(res)
+
+
+def correlation(seed: int) -> np.ndarray:
+    C = gaussian_cov(seed, n=12)
+    d = np.sqrt(np.diag(C))
+    return C / np.outer(d, d)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_correlation_matrix_all_variances_tied(k):
+    R = correlation(5)
+    res = dspca_cardinality(R, k)
+    check_result(res, R, k)
+    assert res.exact
+
+
+@pytest.mark.parametrize("k", [5, 6])
+def test_correlation_matrix_larger_k(k):
+    R = correlation(5)
+    res = dspca_cardinality(R, k)
+    check_result(res, R, k)
+
+
+def test_duplicated_features_jump_is_reported():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((100, 6))
+    A[:, 1] = A[:, 0]  # an exact duplicate: they enter together
+    A[:, 0] *= 3.0
+    A[:, 1] *= 3.0
+    Sigma = A.T @ A / 100
+    res = dspca_cardinality(Sigma, 1)
+    assert not res.exact
+    assert res.cardinality == 2
+    assert set(res.support.tolist()) == {0, 1}
+    assert "no lam gives exactly k=1" in res.message
+    lo, hi = res.bracket
+    assert hi / lo - 1 <= 1e-4
+
+
+def test_sparse_sigma_same_as_dense():
+    Sigma = spiked_cov(7)
+    a = dspca_cardinality(Sigma, 5)
+    b = dspca_cardinality(sp.csr_array(Sigma), 5)
+    assert a.lam == pytest.approx(b.lam, rel=1e-12)
+    np.testing.assert_allclose(a.loadings, b.loadings, atol=1e-10)
+
+
+def test_does_not_modify_input():
+    Sigma = gaussian_cov(2)
+    copy = Sigma.copy()
+    dspca_cardinality(Sigma, 3)
+    np.testing.assert_array_equal(Sigma, copy)
+
+
+def test_search_tol_reconfirms_at_tol():
+    Sigma = gaussian_cov(4)
+    res = dspca_cardinality(Sigma, 5, search_tol=1e-2)
+    assert res.result.tol == 1e-6
+    assert res.trials[-1].tol == 1e-6
+    if res.exact:
+        assert res.cardinality == 5
+
+
+def test_max_solves_cap():
+    Sigma = gaussian_cov(1, n=30)
+    res = dspca_cardinality(Sigma, 17, max_solves=1)
+    assert res.n_solves <= 2
+    if not res.exact:
+        assert "max_solves=1" in res.message
+
+
+@pytest.mark.parametrize(
+    ("k", "exc", "match"),
+    [
+        (0, ValueError, "k must be >= 1, got 0"),
+        (-2, ValueError, "k must be >= 1, got -2"),
+        (17, ValueError, "k must be <= n_features = 16, got k=17"),
+        (2.0, TypeError, "k must be an integer, got 2.0"),
+        (True, TypeError, "k must be an integer"),
+    ],
+)
+def test_bad_k(k, exc, match):
+    with pytest.raises(exc, match=match):
+        dspca_cardinality(gaussian_cov(0), k)
+
+
+def test_k_above_positive_variance_features():
+    Sigma = gaussian_cov(0, n=8)
+    Sigma[:, 2] = Sigma[2, :] = 0.0
+    with pytest.raises(ValueError, match=r"k=8 nonzero loadings requested but only 7"):
+        dspca_cardinality(Sigma, 8)
+    res = dspca_cardinality(Sigma, 7)
+    assert 2 not in res.support.tolist()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"tol": 0.0}, "tol must be > 0"),
+        ({"max_solves": 0}, "max_solves must be >= 1"),
+        ({"lam_rtol": -1.0}, "lam_rtol must be > 0"),
+    ],
+)
+def test_bad_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        dspca_cardinality(gaussian_cov(0), 3, **kwargs)
+
+
+def test_bad_sigma():
+    S = gaussian_cov(0)
+    S[0, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        dspca_cardinality(S, 3)
+    with pytest.raises(ValueError, match="square"):
+        dspca_cardinality(np.ones((3, 4)), 1)
+
+
+# -- the search logic against a scripted, non-monotone cardinality --------------------
+
+
+def scripted(card_of_lam, n: int = 12):
+    """A _Solver.solve replacement whose cardinality is card_of_lam(lam)."""
+
+    def solve(self, lam, tol):
+        c = card_of_lam(lam)
+        x = np.zeros(n)
+        x[:c] = 1.0 / np.sqrt(c) if c else 0.0
+        res = DSPCAResult(
+            Z_reduced=np.eye(1), X_reduced=np.eye(1), objective=1.0, upper_bound=1.0,
+            gap=0.0, converged=True, tol=tol, lam=lam, beta=0.0, loadings=x,
+            support=np.flatnonzero(x).astype(np.intp), explained_variance=1.0,
+            kept=np.arange(n, dtype=np.intp), n_features=n, eliminate=True, n_sweeps=1,
+            n_qp_passes=0, primal="fake", dual="fake", timings={"total": 0.0}, history=(),
+        )
+        self.trials.append(LamTrial(lam, c, 1, 0.0, 0.0, n, tol))
+        return res
+
+    return solve
+
+
+def run_scripted(monkeypatch, card_of_lam, k):
+    monkeypatch.setattr(_Solver, "solve", scripted(card_of_lam))
+    cov = _MatrixCovariance(np.diag(np.linspace(1.0, 0.5, 12)))
+    return _search(cov, k, tol=1e-6, search_tol=1e-6, max_solves=60, lam_rtol=1e-6,
+                   max_sweeps=10, options={}, verbose=False)
+
+
+def non_monotone(lam: float) -> int:
+    if lam < 0.2:
+        return 9
+    if lam < 0.3:
+        return 3
+    if lam < 0.35:
+        return 6
+    if lam < 0.5:
+        return 2
+    return 1
+
+
+def test_non_monotone_ends_exact_or_at_a_crossing(monkeypatch):
+    for k in (2, 3, 4, 6, 7, 8):
+        res = run_scripted(monkeypatch, non_monotone, k)
+        if res.exact:
+            assert non_monotone(res.lam) == k == res.cardinality
+        else:
+            # The bracket kept card > k at lo and < k at hi while it shrank.
+            lo, hi = res.bracket
+            assert non_monotone(lo) > k > non_monotone(hi)
+            assert hi / lo - 1 <= 1e-6 and "jumps" in res.message
+
+
+def test_non_monotone_jump_reports_nearest(monkeypatch):
+    res = run_scripted(monkeypatch, non_monotone, 5)
+    assert not res.exact
+    # Nearest cardinalities are 6 and 3 or 9 ... |6 - 5| = 1 wins.
+    assert res.cardinality == 6
+    lo, hi = res.bracket
+    assert hi / lo - 1 <= 1e-6
+    assert "jumps" in res.message
+
+
+def test_unreachable_cardinality_at_lam_zero(monkeypatch):
+    res = run_scripted(monkeypatch, lambda lam: 2 if lam > 0.1 else 4, 7)
+    assert not res.exact
+    assert res.cardinality == 4
+    assert any(t.lam == 0.0 for t in res.trials)
+    assert "at most 4 nonzero loadings are reachable" in res.message
+
+
+def test_ties_prefer_sparser(monkeypatch):
+    res = run_scripted(monkeypatch, lambda lam: 6 if lam < 0.4 else 4, 5)
+    assert not res.exact and res.cardinality == 4
