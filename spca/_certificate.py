@@ -148,7 +148,11 @@ def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray
     by bisection (``r(theta) . xs`` is non-increasing in ``theta``).  Where the
     hyperplane misses the box the row ends at the box corner closest to it.
     """
-    bound = (np.abs(R0).max() + np.abs(lo).max() + np.abs(hi).max()) / np.abs(xs).min() + 1.0
+    ax = np.abs(xs)
+    if not np.any(ax > 0):
+        return np.clip(R0, lo, hi)
+    # |theta| beyond this puts every coordinate with xs_k != 0 at a bound
+    bound = (np.abs(R0).max() + np.abs(lo).max() + np.abs(hi).max()) / ax[ax > 0].min() + 1.0
     a = np.full(R0.shape[0], -bound)
     b = np.full(R0.shape[0], bound)
     for _ in range(n_iter):
