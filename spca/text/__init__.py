@@ -10,6 +10,9 @@ Statistics (the paper's two passes)
     :func:`word_statistics` (per-word mean/variance, O(W) memory) and
     :func:`candidate_covariance` (dense covariance of the words kept by safe
     feature elimination, O(k^2) memory).
+Topics
+    :func:`sparse_topics`: from a corpus to its top sparse components as
+    ranked word lists (the paper's Tables 1 and 2).
 """
 
 from ._corpus import Corpus
@@ -21,6 +24,7 @@ from ._stats import (
     idf_from_df,
     word_statistics,
 )
+from ._topics import Topic, Topics, sparse_topics
 from ._uci import (
     DocumentChunk,
     UCIFormatError,
@@ -48,6 +52,9 @@ __all__ = [
     "open_source",
     "read_uci_header",
     "read_uci_vocabulary",
+    "sparse_topics",
+    "Topic",
+    "Topics",
     "word_statistics",
     "write_uci",
 ]
