@@ -85,6 +85,7 @@ def _table(res: Any, markdown: bool) -> str:
         lines.append(
             f"{_ordinal(i + 1)} PC: lam={t.lam:.6g} reduced size={t.reduced_size} "
             f"explained variance={t.explained_variance:.6g} gap={t.gap:.1e}"
+            + (f" ({t.note})" if t.note else "")
         )
     if res.message:
         lines.append(f"note: {res.message}")

@@ -22,6 +22,7 @@ original variances is sufficient for every deflation method.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,12 @@ class Topic:
         ``x' Sigma x`` for the loadings ``x`` on the original covariance.
     objective, upper_bound, gap : float
         The certified bounds of the component's DSPCA problem.
+    converged : bool
+        Whether the gap reached ``tol``.
+    exact_cardinality : bool
+        Whether the target number of words was reached.
+    note : str
+        Why not, when it was not (from the cardinality search).
     """
 
     words: list[str]
@@ -68,6 +75,7 @@ class Topic:
     gap: float
     converged: bool
     exact_cardinality: bool
+    note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -83,6 +91,7 @@ class Topic:
             "gap": float(self.gap),
             "converged": bool(self.converged),
             "exact_cardinality": bool(self.exact_cardinality),
+            "note": self.note,
         }
 
 
@@ -239,18 +248,27 @@ def sparse_topics(
         C = candidate_covariance(source, words, transform, normalize, stats=stats,
                                  progress=progress)
         tb = time.perf_counter()
-        comps = sparse_components(C, n_components, cardinality=cardinality,
-                                  deflation=deflation, tol=tol, verbose=verbose)
+        # Warnings of a round that is followed by a larger one are dropped.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            comps = sparse_components(C, n_components, cardinality=cardinality,
+                                      deflation=deflation, tol=tol, verbose=verbose)
         tc = time.perf_counter()
         t_pass2 += tb - ta
         t_solve += tc - tb
-        left_out = float(var[order[N]]) if N < positive else 0.0
-        lam_min = min(c.lam for c in comps.components)
-        if left_out <= lam_min or N == positive:
+        if N == positive:
             break
-        # Some left-out word has variance above a penalty used: enlarge.
+        left_out = float(var[order[N]])
+        lam_min = min((c.lam for c in comps.components), default=0.0)
+        short = len(comps.components) < n_components  # deflation ran out of candidates
+        if left_out <= lam_min and not short:
+            break
+        # Some left-out word has variance above a penalty used (or the
+        # candidates ran out): enlarge.
         need = int(np.count_nonzero(var > lam_min))
         N = min(max(need, 2 * N), positive)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     topics = []
     for comp in comps.components:
         idx = np.argsort(-np.abs(comp.loadings[comp.support]), kind="stable")
@@ -267,6 +285,7 @@ def sparse_topics(
             gap=float(comp.gap),
             converged=bool(comp.converged),
             exact_cardinality=comp.support.size == cardinality,
+            note="" if comp.search is None or comp.search.exact else comp.search.message,
         ))
     total_var = float(var.sum())
     cum = comps.explained.cumulative[-1] if len(comps.components) else 0.0

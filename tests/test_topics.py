@@ -1,0 +1,156 @@
+"""sparse_topics and the command line, on the bundled corpora and small files."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import spca
+from spca.cli import main
+from spca.datasets import load_reuters_sample, make_synthetic_corpus
+from spca.text import sparse_topics, word_statistics
+
+
+def planted_corpus():
+    syn = make_synthetic_corpus(3000, 400, n_topics=3, words_per_topic=4, random_state=0)
+    return syn
+
+
+def test_planted_topics_are_recovered():
+    syn = planted_corpus()
+    res = sparse_topics(syn.counts, n_components=3, cardinality=4, n_candidates=16)
+    found = [set(t.word_ids.tolist()) for t in res.topics]
+    planted = [set(np.asarray(t).tolist()) for t in syn.topics]
+    for topic in planted:
+        assert topic in found, (topic, found)
+    for t in res.topics:
+        assert t.exact_cardinality and t.converged and t.gap <= 1e-6
+        assert np.linalg.norm(t.loadings) == pytest.approx(1.0)
+        # ranked by |loading|
+        assert np.all(np.diff(np.abs(t.loadings)) <= 1e-15)
+
+
+def test_candidate_set_is_enlarged_until_exact():
+    syn = planted_corpus()
+    small = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=4)
+    stats = word_statistics(syn.counts)
+    var = np.sort(stats.variance)[::-1]
+    lam_min = min(t.lam for t in small.topics)
+    # no word left out of the candidates could survive elimination
+    assert small.n_candidates == stats.n_words or var[small.n_candidates] <= lam_min
+    # and the answer equals the one computed with every word as a candidate
+    full = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=10_000)
+    for a, b in zip(small.topics, full.topics, strict=True):
+        assert a.words == b.words
+        assert a.lam == pytest.approx(b.lam, rel=1e-9)
+        assert a.reduced_size == b.reduced_size
+
+
+def test_reuters_sample_topics():
+    corpus = load_reuters_sample()
+    res = sparse_topics(corpus, n_components=2, cardinality=3)
+    assert len(res.topics) == 2
+    for t in res.topics:
+        assert all(isinstance(w, str) for w in t.words)
+        # exactly 3 words, or the nearest cardinality with the reason
+        assert t.exact_cardinality == (len(t.words) == 3)
+        assert t.exact_cardinality or "k=3" in t.note
+        assert t.reduced_size <= res.n_words
+    # removal deflation: disjoint word lists
+    assert not set(res.topics[0].words) & set(res.topics[1].words)
+    d = res.as_dict()
+    assert set(d["components"][0]) >= {"words", "loadings", "lam", "reduced_size",
+                                       "explained_variance", "gap"}
+    json.dumps(d)
+
+
+def test_bad_arguments():
+    X = sp.csr_array(np.eye(5))
+    with pytest.raises(ValueError, match="cardinality must be <= the number of words"):
+        sparse_topics(X, cardinality=6)
+    with pytest.raises(ValueError, match="vocabulary has 2 words but the corpus has 5"):
+        sparse_topics(X, ["a", "b"], cardinality=1)
+    with pytest.raises(ValueError, match="n_components must be >= 1, got 0"):
+        sparse_topics(X, n_components=0)
+
+
+def write_uci(path, counts):
+    counts = sp.coo_matrix(counts)
+    order = np.lexsort((counts.col, counts.row))
+    lines = [str(counts.shape[0]), str(counts.shape[1]), str(counts.nnz)]
+    lines += [f"{r + 1} {c + 1} {int(v)}" for r, c, v in
+              zip(counts.row[order], counts.col[order], counts.data[order], strict=True)]
+    with gzip.open(path, "wt") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def files(tmp_path):
+    syn = planted_corpus()
+    docword = tmp_path / "docword.test.txt.gz"
+    vocab = tmp_path / "vocab.test.txt"
+    write_uci(docword, syn.counts)
+    vocab.write_text("\n".join(f"word{i}" for i in range(syn.counts.shape[1])) + "\n")
+    return docword, vocab, syn
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json", "csv"])
+def test_cli_formats(files, fmt, capsys):
+    docword, vocab, syn = files
+    code = main(["topics", str(docword), str(vocab), "--components", "2",
+                 "--cardinality", "4", "--format", fmt, "--candidates", "16"])
+    assert code == 0
+    out = capsys.readouterr()
+    assert out.err == ""  # no progress bars when stderr is not a terminal
+    planted = {f"word{i}" for i in np.asarray(syn.topics[0])}
+    if fmt == "json":
+        data = json.loads(out.out)
+        assert len(data["components"]) == 2
+        assert any(set(c["words"]) == planted for c in data["components"])
+    elif fmt == "csv":
+        rows = out.out.strip().splitlines()
+        assert rows[0].startswith("component,rank,word,loading")
+        assert len(rows) == 1 + 2 * 4
+    else:
+        assert "1st PC (4 words)" in out.out and "2nd PC (4 words)" in out.out
+        assert all(w in out.out for w in planted)
+        if fmt == "markdown":
+            assert out.out.startswith("| 1st PC")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["topics", "/nonexistent/docword.txt"], "nonexistent"),
+        (["topics"], "a docword file (or --sample) is required"),
+        (["topics", "--sample", "reuters", "--cardinality", "0"], "cardinality must be >= 1"),
+    ],
+)
+def test_cli_errors_are_one_line(argv, message, capsys):
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("spca: error: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_bad_vocabulary(files, tmp_path, capsys):
+    docword, _, _ = files
+    bad = tmp_path / "vocab.bad.txt"
+    bad.write_text("a\nb\n")
+    assert main(["topics", str(docword), str(bad)]) == 1
+    assert "spca: error:" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_the_same_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "spca", "topics", "--sample", "reuters", "--components", "1",
+         "--cardinality", "3", "--format", "json"],
+        capture_output=True, text=True, check=True, timeout=300,
+    )
+    data = json.loads(out.stdout)
+    assert len(data["components"][0]["words"]) == 3
+    assert spca.__version__
