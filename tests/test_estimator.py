@@ -192,3 +192,19 @@ def test_covariance_bad_mean():
     S = np.cov(planted_data(), rowvar=False)
     with pytest.raises(ValueError, match=r"mean must be a finite vector of shape \(24,\)"):
         SparsePCA(n_components=1, cardinality=2).fit_covariance(S, mean=np.zeros(3))
+
+
+def test_feature_names_from_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 6))
+    X[:, 2] += 3 * X[:, 0]
+    df = pd.DataFrame(X, columns=[f"gene_{i}" for i in range(6)])
+    est = SparsePCA(n_components=2, cardinality=2).fit(df)
+    np.testing.assert_array_equal(est.feature_names_in_, df.columns.to_numpy())
+    out = est.get_feature_names_out()
+    assert list(out) == ["sparsepca0", "sparsepca1"]
+    # the same data as an array gives the same components and no names
+    est2 = SparsePCA(n_components=2, cardinality=2).fit(X)
+    np.testing.assert_allclose(est.components_, est2.components_)
+    assert not hasattr(est2, "feature_names_in_")
