@@ -62,10 +62,23 @@ def lambda_max_upper(M: np.ndarray, vector: bool = False):
     n = M.shape[0]
     margin = n * EPS * np.linalg.norm(M)
     if vector:
-        top, vec = sla.eigh(M, subset_by_index=[n - 1, n - 1], check_finite=False)
-        return float(top[0] + margin), vec[:, 0]
-    top = sla.eigvalsh(M, subset_by_index=[n - 1, n - 1], check_finite=False)
-    return float(top[0] + margin)
+        top, vec = _top_eigh(M)
+        return float(top + margin), vec
+    try:
+        top = sla.eigvalsh(M, subset_by_index=[n - 1, n - 1], check_finite=False)[0]
+    except np.linalg.LinAlgError:  # MRRR can fail on clustered spectra: use D&C
+        top = sla.eigvalsh(M, driver="evd", check_finite=False)[-1]
+    return float(top + margin)
+
+
+def _top_eigh(A: np.ndarray) -> tuple[float, np.ndarray]:
+    """Largest eigenvalue and a unit eigenvector of the symmetric ``A``."""
+    n = A.shape[0]
+    try:
+        w, V = sla.eigh(A, subset_by_index=[n - 1, n - 1], check_finite=False)
+    except np.linalg.LinAlgError:  # MRRR can fail on clustered spectra: use D&C
+        w, V = sla.eigh(A, driver="evd", check_finite=False)
+    return float(w[-1]), V[:, -1]
 
 
 def leading_eigenvector(A: np.ndarray) -> np.ndarray:
@@ -74,9 +87,7 @@ def leading_eigenvector(A: np.ndarray) -> np.ndarray:
     The sign makes the entry of largest magnitude positive (the first such
     entry on ties).
     """
-    n = A.shape[0]
-    _, vec = sla.eigh(A, subset_by_index=[n - 1, n - 1], check_finite=False)
-    v = vec[:, 0]
+    _, v = _top_eigh(A)
     if v[np.argmax(np.abs(v))] < 0:
         v = -v
     return v
