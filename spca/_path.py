@@ -241,6 +241,10 @@ class _Solver:
         return out
 
 
+# Smallest ratio between consecutive lams of the downward phase of the search.
+STEP_MIN = 0.7
+
+
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
     """Cardinality of the latest solve at ``lam`` (``default`` if none)."""
     for t in reversed(trials):
@@ -324,11 +328,13 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             )
             break
         m = int(np.count_nonzero(d > lam))
-        # At most twice the surviving features per step (the cost of a solve grows
-        # quickly with the reduced size); within that, halve lam or follow the
-        # log-log secant through the last two solves towards 1.5 k + 1 nonzeros.
-        floor_lam = float(ds[2 * m]) if 2 * m < d.size else 0.0
-        pred = _predict(solver.trials, 1.5 * k + 1)
+        # At most twice the surviving features and at most a factor STEP_MIN on
+        # lam per step (the cost of a solve grows quickly with the reduced size,
+        # and a solve far past the crossing is a poor warm start); within that,
+        # halve lam or follow the log-log secant through the last two solves
+        # towards k + 1 nonzeros.
+        floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, STEP_MIN * lam)
+        pred = _predict(solver.trials, k + 1)
         cand = 0.5 * lam if pred is None else pred
         nxt = min(max(cand, floor_lam), 0.9 * lam)
         if nxt < ZERO_FRACTION * ds[k - 1]:
