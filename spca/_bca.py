@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 from numpy.typing import ArrayLike, NDArray
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from . import _bca_fast
-from ._certificate import Certificate, certify, leading_eigenvector
+from ._certificate import Certificate, certify, lambda_max_upper, leading_eigenvector
 from ._screening import safe_feature_elimination
 from ._validation import (
     check_covariance_shape,
@@ -80,6 +82,10 @@ class DSPCAResult:
         ``eliminate=False``), ascending.
     eliminated : ndarray of int
         Features removed by Theorem 1.
+    n_blocks, n_blocks_solved : int
+        Number of connected components of the graph ``|Sigma_ij| > lam`` on the
+        features solved over, and how many of them had to be solved (see Notes
+        of :func:`dspca_bca`).
     """
 
     Z_reduced: NDArray[np.float64]
@@ -104,6 +110,8 @@ class DSPCAResult:
     timings: dict[str, float]
     history: tuple[tuple[int, float, float, float], ...]
     _dual_columns: NDArray[np.float64] | None = field(default=None, compare=False)
+    n_blocks: int = 1
+    n_blocks_solved: int = 1
 
     @property
     def reduced_size(self) -> int:
@@ -157,8 +165,9 @@ MAX_ACTIVE = 128
 
 # Problems up to this size run with single-threaded BLAS: their matrices are
 # too small for threads to pay, and on a busy machine a threaded LAPACK call on
-# an 11 x 11 matrix was measured 2,000 times slower than a single-threaded one.
-SINGLE_THREAD_MAX = 256
+# an 11 x 11 matrix was measured 2,000 times slower than a single-threaded one
+# (and an 800 x 800 eigvalsh 5 times slower).
+SINGLE_THREAD_MAX = 2048
 _controller: Any = None
 
 
@@ -411,6 +420,14 @@ def dspca_bca(
         )
         return _empty_result(n, lam, tol, bool(eliminate), t_start)
 
+    with _blas_threads(kept.size):
+        return _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
+                      qp_finish, verbose, bool(eliminate), t_start, t_elim)
+
+
+def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,
+           verbose, eliminate, t_start, t_elim) -> DSPCAResult:
+    """dspca_bca after validation and elimination (kept is not empty)."""
     B = dense_block(S_in, kept)
     check_psd(B, kept)
     # Work in units where the largest variance is 1; Z does not change and
@@ -418,23 +435,21 @@ def dspca_bca(
     scale = float(B.diagonal().max())
     S = np.ascontiguousarray(B / scale)
     lam_n = lam / scale
-    m = kept.size
     phi0 = 1.0 - lam_n  # = max_i S_ii - lam_n, a lower bound on phi
-    if beta is None:
-        beta_min = _default_beta(phi0, m, tol)
-        beta_k = max(BETA_START * phi0 * phi0 / m, beta_min)
-    else:
-        beta_min = beta_k = beta / scale**2
     X, M = _start(S, lam_n, phi0, X0, kept, scale)
-    work = _bca_fast.Workspace(m, MAX_ACTIVE)
-    max_rounds = 50 if qp_finish else 0
+    blocks = _blocks(S, lam_n)
     t_setup = time.perf_counter()
     history: list[tuple[int, float, float, float]] = []
-    with _blas_threads(m):
-        sweep, cert, n_passes, n_exact, t_cert, beta_k = _sweeps(
-            S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_passes,
-            qp_tol, max_rounds, qp_finish, history, scale, verbose,
-        )
+    options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
+                   qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
+                   verbose=verbose)
+    if len(blocks) == 1:
+        sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
+            S, lam_n, X, M, history, **options)
+        n_solved = 1
+    else:
+        sweep, cert, n_passes, n_exact, t_cert, beta_k, n_solved = _solve_blocks(
+            S, lam_n, X, M, blocks, history, options)
     t_end = time.perf_counter()
     converged = cert.gap <= tol
     if not converged:
@@ -442,11 +457,11 @@ def dspca_bca(
             f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
             f"> tol = {tol:g}; increase max_sweeps or tol",
             ConvergenceWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return _build_result(
         cert=cert, S=S, scale=scale, X=X, M=M, kept=kept, n=n, lam=lam, tol=tol,
-        beta=beta_k * scale**2, eliminate=bool(eliminate), sweeps=sweep,
+        beta=beta_k * scale**2, eliminate=eliminate, sweeps=sweep,
         passes=n_passes, history=history,
         timings={
             "elimination": t_elim - t_start,
@@ -456,7 +471,110 @@ def dspca_bca(
             "certificate": t_cert,
             "total": t_end - t_start,
         },
+        n_blocks=len(blocks),
+        n_blocks_solved=n_solved,
     )
+
+
+def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
+    """Connected components of the graph with an edge where ``|S_ij| > lam``.
+
+    With ``U_ij = -S_ij`` across components (feasible, as ``|S_ij| <= lam``
+    there), ``S + U`` is block diagonal, so the dual, and with it the
+    relaxation, splits: ``phi = max_c phi(S_cc)``.
+    """
+    A = np.abs(S) > lam
+    np.fill_diagonal(A, False)
+    if not A.any():
+        return [np.array([i], dtype=np.intp) for i in range(S.shape[0])]
+    n_comp, labels = connected_components(csr_matrix(A), directed=False)
+    if n_comp == 1:
+        return [np.arange(S.shape[0], dtype=np.intp)]
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    return [b.astype(np.intp) for b in np.split(order, cuts)]
+
+
+def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
+                 qp_finish, beta, scale, verbose):
+    """BCA with beta continuation on one (connected) problem, in place on X and M."""
+    m = S.shape[0]
+    phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
+    if beta is None:
+        beta_min = _default_beta(phi0, m, tol)
+        beta_k = max(BETA_START * phi0 * phi0 / m, beta_min)
+    else:
+        beta_min = beta_k = beta / scale**2
+    work = _bca_fast.Workspace(m, MAX_ACTIVE)
+    max_rounds = 50 if qp_finish else 0
+    return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
+                   max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose)
+
+
+def _solve_blocks(S, lam_n, X, M, blocks, history, options):
+    """Solve a problem whose thresholded graph has several components.
+
+    Components are taken by decreasing cheap upper bound ``lambda_max`` of
+    ``S_cc - clip(S_cc, -lam, lam)`` (diagonal ``S_ii - lam``); one whose bound
+    does not exceed the best value found is not solved. A single feature has
+    the exact value ``S_jj - lam``. ``X`` and ``M`` become block diagonal
+    (cross entries of ``S + U`` are zero), which keeps ``X`` positive definite
+    for warm starts.
+    """
+    m = S.shape[0]
+    base = S - np.clip(S, -lam_n, lam_n)
+    np.fill_diagonal(base, np.diag(S) - lam_n)
+    cheap = [lambda_max_upper(base[np.ix_(b, b)]) for b in blocks]
+    order = np.argsort(cheap)[::-1]
+    Xd = np.zeros_like(X)
+    Md = base.copy()
+    best: tuple[np.ndarray, Certificate] | None = None
+    upper = -np.inf
+    sweeps = passes = exact = solved = 0
+    t_cert = 0.0
+    beta_k = 0.0
+    for i in order:
+        b = blocks[i]
+        ix = np.ix_(b, b)
+        if best is not None and cheap[i] <= best[1].lower:
+            upper = max(upper, cheap[i])
+            Xd[ix] = np.diag(np.diag(X)[b])
+            continue
+        solved += 1
+        if b.size == 1:
+            v = float(S[b[0], b[0]] - lam_n)
+            one = np.ones((1, 1))
+            cert = Certificate(lower=v, upper=v, Z=one, x=np.ones(1), primal="rank-one polish",
+                               dual="rank-one", barrier_lower=v, barrier_upper=v)
+            Xd[ix] = X[ix]
+        else:
+            Xb = np.ascontiguousarray(X[ix])
+            Mb = np.ascontiguousarray(M[ix])
+            hist: list[tuple[int, float, float, float]] = []
+            sw, cert, p, e, tc, bk = _solve_block(S[ix], lam_n, Xb, Mb, hist, **options)
+            sweeps, passes, exact, t_cert = sweeps + sw, passes + p, exact + e, t_cert + tc
+            Xd[ix] = Xb
+            Md[ix] = Mb
+            if best is None or cert.lower > best[1].lower:
+                history[:] = hist
+                beta_k = bk
+        upper = max(upper, cert.upper)
+        if best is None or cert.lower > best[1].lower:
+            best = (b, cert)
+    assert best is not None
+    b, cb = best
+    Z = np.zeros((m, m))
+    Z[np.ix_(b, b)] = cb.Z
+    x = None
+    if cb.x is not None:
+        x = np.zeros(m)
+        x[b] = cb.x
+    X[...] = Xd
+    M[...] = Md
+    cert = Certificate(lower=cb.lower, upper=max(upper, cb.upper), Z=Z, x=x, primal=cb.primal,
+                       dual=cb.dual, barrier_lower=cb.barrier_lower,
+                       barrier_upper=cb.barrier_upper)
+    return max(sweeps, 1), cert, passes, exact, t_cert, beta_k, solved
 
 
 def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_passes,
@@ -514,7 +632,8 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
 def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarray,
                   M: np.ndarray, kept: np.ndarray, n: int, lam: float, tol: float,
                   beta: float, eliminate: bool, sweeps: int, passes: int,
-                  history: list, timings: dict) -> DSPCAResult:
+                  history: list, timings: dict, n_blocks: int = 1,
+                  n_blocks_solved: int = 1) -> DSPCAResult:
     if cert.x is not None:
         x_red = cert.x
     else:
@@ -550,6 +669,8 @@ def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarr
         timings=timings,
         history=tuple(history),
         _dual_columns=M.copy(),
+        n_blocks=n_blocks,
+        n_blocks_solved=n_blocks_solved,
     )
 
 

@@ -234,3 +234,41 @@ def test_rank_two_optimum_is_certified():
     assert res.objective == pytest.approx(ref, rel=1e-6)
     assert res.objective <= res.upper_bound
     assert res.objective == pytest.approx(np.vdot(G, res.Z) - lam * np.abs(res.Z).sum())
+
+
+def test_disconnected_problem_splits_into_blocks():
+    # |Sigma_ij| <= lam between the two groups: the relaxation splits and its
+    # value is the larger of the two blocks' values
+    rng = np.random.default_rng(12)
+    A1 = make_gaussian_covariance(7, random_state=1)
+    A2 = 1.3 * make_gaussian_covariance(5, random_state=2)
+    n = 12
+    Sigma = np.zeros((n, n))
+    p = rng.permutation(n)
+    b1, b2 = np.sort(p[:7]), np.sort(p[7:])
+    Sigma[np.ix_(b1, b1)] = A1
+    Sigma[np.ix_(b2, b2)] = A2
+    lam = 0.3
+    cross = 0.2 * lam * rng.uniform(-1, 1, size=(7, 5))  # below lam: no edge
+    Sigma[np.ix_(b1, b2)] = cross
+    Sigma[np.ix_(b2, b1)] = cross.T
+    Sigma += 0.5 * np.eye(n)  # keep it PSD
+    res = spca.dspca_bca(Sigma, lam, tol=1e-8)
+    assert res.n_blocks >= 2 and res.converged
+    v1 = spca.dspca_bca(Sigma[np.ix_(b1, b1)], lam, tol=1e-9).objective
+    v2 = spca.dspca_bca(Sigma[np.ix_(b2, b2)], lam, tol=1e-9).objective
+    assert res.objective == pytest.approx(max(v1, v2), rel=1e-7)
+    assert res.objective == pytest.approx(sdp_value(Sigma, lam), rel=1e-5)
+    # the barrier iterate stays positive definite for warm starts
+    assert np.linalg.eigvalsh(res.X_reduced)[0] > 0
+    again = spca.dspca_bca(Sigma, 0.9 * lam, X0=res)
+    assert again.converged
+
+
+def test_isolated_features_are_exact_singletons():
+    # a diagonal covariance: every feature is its own block, phi = max_i S_ii - lam
+    d = np.array([1.0, 3.0, 2.0, 0.5])
+    res = spca.dspca_bca(np.diag(d), 0.25)
+    assert res.n_blocks == 4 and res.n_blocks_solved == 1
+    assert res.objective == res.upper_bound == pytest.approx(2.75)
+    np.testing.assert_array_equal(res.support, [1])

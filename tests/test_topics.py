@@ -145,11 +145,13 @@ def test_cli_bad_vocabulary(files, tmp_path, capsys):
     assert "spca: error:" in capsys.readouterr().err
 
 
-def test_python_dash_m_runs_the_same_command():
+def test_python_dash_m_runs_the_same_command(tmp_path):
+    # run from an empty directory, so that `-m` finds the installed package and
+    # not a source tree in the working directory
     out = subprocess.run(
         [sys.executable, "-m", "spca", "topics", "--sample", "reuters", "--components", "1",
          "--cardinality", "3", "--format", "json"],
-        capture_output=True, text=True, check=True, timeout=300,
+        capture_output=True, text=True, check=True, timeout=300, cwd=tmp_path,
     )
     data = json.loads(out.stdout)
     assert len(data["components"][0]["words"]) == 3
