@@ -401,28 +401,39 @@ def dspca_bca(
     qp_tol = check_positive(qp_tol, "qp_tol")
     if beta is not None:
         beta = check_positive(beta, "beta")
-    if not isinstance(eliminate, bool | np.bool_):
-        raise TypeError(f"eliminate must be True or False, got {eliminate!r}")
-    S_in, diag = check_covariance_shape(Sigma)
-    n = diag.size
-
-    if eliminate:
-        kept = safe_feature_elimination(diag, lam)
-    else:
-        kept = np.arange(n, dtype=np.intp) if diag.max() > lam else np.empty(0, np.intp)
+    S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = time.perf_counter()
     if kept.size == 0:
-        warnings.warn(
-            f"every feature has variance <= lam = {lam!r} (largest variance "
-            f"{diag.max()!r}): the solution is the empty component",
-            EmptyProblemWarning,
-            stacklevel=2,
-        )
         return _empty_result(n, lam, tol, bool(eliminate), t_start)
 
     with _blas_threads(kept.size):
         return _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
                       qp_finish, verbose, bool(eliminate), t_start, t_elim)
+
+
+def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarray]:
+    """Validate ``Sigma`` and apply Theorem 1; return (Sigma, n_features, kept).
+
+    Shared by the solvers. With ``eliminate=False`` every feature is kept
+    unless none has a variance above ``lam``. An empty ``kept`` comes with an
+    :class:`EmptyProblemWarning` (attributed to the solver's caller).
+    """
+    if not isinstance(eliminate, bool | np.bool_):
+        raise TypeError(f"eliminate must be True or False, got {eliminate!r}")
+    S_in, diag = check_covariance_shape(Sigma)
+    n = diag.size
+    if eliminate:
+        kept = safe_feature_elimination(diag, lam)
+    else:
+        kept = np.arange(n, dtype=np.intp) if diag.max() > lam else np.empty(0, np.intp)
+    if kept.size == 0:
+        warnings.warn(
+            f"every feature has variance <= lam = {lam!r} (largest variance "
+            f"{float(diag.max())!r}): the solution is the empty component",
+            EmptyProblemWarning,
+            stacklevel=3,
+        )
+    return S_in, n, kept
 
 
 def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,

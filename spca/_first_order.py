@@ -32,14 +32,12 @@ from numpy.typing import ArrayLike
 from ._bca import (
     ConvergenceWarning,
     DSPCAResult,
-    EmptyProblemWarning,
     _build_result,
     _empty_result,
+    _screen,
 )
 from ._certificate import EPS, Certificate, dspca_objective, lambda_max_upper, relative_gap
-from ._screening import safe_feature_elimination
 from ._validation import (
-    check_covariance_shape,
     check_int,
     check_lam,
     check_positive,
@@ -288,23 +286,9 @@ def dspca_first_order(
         max_time = check_positive(max_time, "max_time")
     if mu is not None:
         mu = check_positive(mu, "mu")
-    if not isinstance(eliminate, bool | np.bool_):
-        raise TypeError(f"eliminate must be True or False, got {eliminate!r}")
-    S_in, diag = check_covariance_shape(Sigma)
-    n = diag.size
-
-    if eliminate:
-        kept = safe_feature_elimination(diag, lam)
-    else:
-        kept = np.arange(n, dtype=np.intp) if diag.max() > lam else np.empty(0, np.intp)
+    S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = time.perf_counter()
     if kept.size == 0:
-        warnings.warn(
-            f"every feature has variance <= lam = {lam!r} (largest variance "
-            f"{diag.max()!r}): the solution is the empty component",
-            EmptyProblemWarning,
-            stacklevel=2,
-        )
         return _empty_result(n, lam, tol, bool(eliminate), t_start)
 
     B = dense_block(S_in, kept)
