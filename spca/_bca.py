@@ -357,8 +357,9 @@ def dspca_bca(
     stage is solved and the gap is still above ``tol``, the relaxation
     restricted to the features carrying ``Z``'s weight (at most 40) is solved
     by smoothing its dual, which gives primal and dual points for optima of
-    any rank ("support refinement"); this is also tried at every fifth check
-    while the gap is above ``tol``.
+    any rank ("support refinement"); this is also tried when the gap has not
+    halved over the last five checks. The bounds reported are the best lower
+    and upper bounds over all checks (each is valid on its own).
 
     *Stopping rule.* The gap is checked after each of the first 10 sweeps and
     then every ``sweep // 10`` sweeps; the solver stops at the first check
@@ -598,6 +599,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
     n_passes = n_exact = n_checks = 0
     sweep = 0
     t_cert = 0.0
+    gaps: list[float] = []
     for sweep in range(1, max_sweeps + 1):
         H = _inverse(X) if qp_finish else no_inverse
         trace, passes, exact = _bca_fast.bca_sweep(
@@ -612,16 +614,21 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         # and at the last sweep.
         if sweep > 10 and sweep % (sweep // 10) and sweep < max_sweeps:
             continue
-        cert = certify(S, lam_n, X, M)
+        new = certify(S, lam_n, X, M)
         # The barrier problem of this beta is solved to its own accuracy (its
         # dual gap is about n * beta / Tr X): try the support refinement, which
-        # also certifies optima of rank > 1, before lowering beta.
-        # Also every 5th check regardless, since the barrier gap may hover just
-        # above its expected size for a long time.
-        stage_done = cert.barrier_gap <= 4.0 * m * beta_k / trace
+        # also certifies optima of rank > 1, before lowering beta. Also when
+        # the gap has not halved over the last 5 checks, since the barrier gap
+        # may hover above its expected size for a long time.
+        stage_done = new.barrier_gap <= 4.0 * m * beta_k / trace
         n_checks += 1
-        if cert.gap > tol and (stage_done or n_checks % 5 == 0):
-            cert = certify(S, lam_n, X, M, refine=True, tol=tol)
+        stalled = len(gaps) >= 5 and _combine(cert, new).gap > 0.5 * gaps[-5]
+        if _combine(cert, new).gap > tol and (stage_done or stalled):
+            new = certify(S, lam_n, X, M, refine=True, tol=tol)
+            gaps.clear()
+        # Bounds of every iterate are valid: keep the best of each side.
+        cert = _combine(cert, new)
+        gaps.append(cert.gap)
         t_cert += time.perf_counter() - t1
         history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
         if verbose:
@@ -638,6 +645,17 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
             beta_k = max(beta_k / 10.0, beta_min)
     assert cert is not None
     return sweep, cert, n_passes, n_exact, t_cert, beta_k
+
+
+def _combine(old: Certificate | None, new: Certificate) -> Certificate:
+    """The better lower bound (with its Z) and the better upper bound of two."""
+    if old is None:
+        return new
+    low = new if new.lower >= old.lower else old
+    up = new if new.upper <= old.upper else old
+    return Certificate(lower=low.lower, upper=up.upper, Z=low.Z, x=low.x, primal=low.primal,
+                       dual=up.dual, barrier_lower=new.barrier_lower,
+                       barrier_upper=new.barrier_upper)
 
 
 def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarray,
