@@ -536,9 +536,11 @@ def _solve_blocks(S, lam_n, X, M, blocks, history, options):
     m = S.shape[0]
     base = S - np.clip(S, -lam_n, lam_n)
     np.fill_diagonal(base, np.diag(S) - lam_n)
-    cheap = [lambda_max_upper(base[np.ix_(b, b)]) for b in blocks]
+    # (a single feature's value S_jj - lam is exact and needs no eigensolver)
+    cheap = [float(base[b[0], b[0]]) if b.size == 1 else lambda_max_upper(base[np.ix_(b, b)])
+             for b in blocks]
     order = np.argsort(cheap)[::-1]
-    Xd = np.zeros_like(X)
+    Xd = np.diag(np.diag(X))  # blocks left unsolved keep their diagonal
     Md = base.copy()
     best: tuple[np.ndarray, Certificate] | None = None
     upper = -np.inf
@@ -549,9 +551,9 @@ def _solve_blocks(S, lam_n, X, M, blocks, history, options):
         b = blocks[i]
         ix = np.ix_(b, b)
         if best is not None and cheap[i] <= best[1].lower:
+            # blocks come by decreasing bound: none of the rest needs solving
             upper = max(upper, cheap[i])
-            Xd[ix] = np.diag(np.diag(X)[b])
-            continue
+            break
         solved += 1
         if b.size == 1:
             v = float(S[b[0], b[0]] - lam_n)

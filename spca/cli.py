@@ -51,8 +51,8 @@ def _parser() -> argparse.ArgumentParser:
                    default="count", help="values analysed (default: raw counts)")
     t.add_argument("--normalize", choices=["l1", "l2"], default=None,
                    help="per-document length normalisation (default: none)")
-    t.add_argument("--candidates", type=int, default=256, metavar="M",
-                   help="initial number of candidate words (default: 256; enlarged "
+    t.add_argument("--candidates", type=int, default=1024, metavar="M",
+                   help="initial number of candidate words (default: 1024; enlarged "
                         "automatically when needed)")
     t.add_argument("--tol", type=float, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")

@@ -155,7 +155,7 @@ def sparse_topics(
     deflation: str = "removal",
     transform: Transform = "count",
     normalize: Normalize = None,
-    n_candidates: int = 256,
+    n_candidates: int = 1024,
     tol: float = 1e-6,
     progress: bool = False,
     verbose: bool = False,
@@ -194,7 +194,7 @@ def sparse_topics(
         Values analysed (raw counts are the paper's setting).
     normalize : {None, "l1", "l2"}, default=None
         Per-document length normalisation after the transform.
-    n_candidates : int, default=256
+    n_candidates : int, default=1024
         Initial number of candidate words (largest variances).
     tol : float, default=1e-6
         Relative duality gap of every solve.
