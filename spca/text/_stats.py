@@ -200,7 +200,7 @@ def word_statistics(
         Approximate number of nonzeros per chunk; memory is
         ``O(chunk_size + n_words)`` whatever the number of documents.
     progress : bool, default False
-        Show a progress bar if :mod:`tqdm` is installed.
+        Show a progress bar (tqdm) on stderr.
 
     Returns
     -------
@@ -332,7 +332,7 @@ def candidate_covariance(
     chunk_size : int, default 2**20
         Approximate number of nonzeros per chunk.
     progress : bool, default False
-        Show a progress bar if :mod:`tqdm` is installed.
+        Show a progress bar (tqdm) on stderr.
 
     Returns
     -------
