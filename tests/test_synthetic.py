@@ -90,3 +90,20 @@ def test_argument_checks():
         make_synthetic_corpus(10, 30, n_topics=5, words_per_topic=5, nnz_per_doc=3)
     c = make_synthetic_corpus(50, 40, n_topics=0, nnz_per_doc=5)
     assert c.topics == () and c.counts.shape == (50, 40)
+
+
+@pytest.mark.parametrize("name", ["docword.s.txt.gz", "docword.s.txt"])
+def test_streamed_corpus_equals_the_in_memory_one(tmp_path, name):
+    from spca.datasets import write_synthetic_corpus
+
+    kwargs = dict(n_topics=3, words_per_topic=4, nnz_per_doc=15, batch_docs=700,
+                  random_state=4)
+    topics = write_synthetic_corpus(tmp_path / name, tmp_path / "vocab.s.txt", 2000, 400,
+                                    **kwargs)
+    ref = make_synthetic_corpus(2000, 400, **kwargs)
+    got = load_uci_bow(tmp_path / name, tmp_path / "vocab.s.txt")
+    assert (got.counts != ref.counts).nnz == 0
+    assert list(got.vocabulary) == list(ref.vocabulary)
+    for a, b in zip(topics, ref.topics, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "vocab.s.txt"])

@@ -21,7 +21,7 @@ from ._fetch import (
     fetch_uci_bag_of_words,
     get_data_home,
 )
-from ._synthetic import SyntheticCorpus, make_synthetic_corpus
+from ._synthetic import SyntheticCorpus, make_synthetic_corpus, write_synthetic_corpus
 
 __all__ = [
     "UCI_BAG_OF_WORDS",
@@ -36,5 +36,6 @@ __all__ = [
     "make_gaussian_covariance",
     "make_spiked_covariance",
     "make_synthetic_corpus",
+    "write_synthetic_corpus",
     "write_uci",
 ]

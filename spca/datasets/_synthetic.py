@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+import os
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -143,6 +148,36 @@ def make_synthetic_corpus(
         raise ValueError(f"nnz_per_doc must be in (0, n_words), got {nnz_per_doc}")
     if not 0 < topic_rate < 1 or not 0 < topic_decay <= 1 or topic_strength <= 0:
         raise ValueError("need 0 < topic_rate < 1, 0 < topic_decay <= 1, topic_strength > 0")
+    rng, p, cdf, mean_len, topics, rates, mu = _plan(
+        n_words, n_topics, words_per_topic, float(nnz_per_doc), zipf_exponent, topic_rate,
+        topic_decay, topic_strength, random_state)
+
+    pieces = []
+    for start in range(0, n_docs, int(batch_docs)):
+        stop = min(start + int(batch_docs), n_docs)
+        pieces.append(_background_batch(rng, stop - start, n_words, cdf, mean_len))
+        if n_topics:
+            pieces[-1] = pieces[-1] + _topic_batch(rng, stop - start, n_words, topics, rates, mu)
+    counts = sp.vstack(pieces, format="csr") if len(pieces) > 1 else pieces[0]
+    counts = sp.csr_array(counts)
+    counts.sum_duplicates()
+    counts.sort_indices()
+
+    vocabulary = np.array([f"w{i}" for i in range(n_words)], dtype=object)
+    for t, words in enumerate(topics):
+        for j, w in enumerate(words):
+            vocabulary[w] = f"topic{t}_{j}"
+    return SyntheticCorpus(
+        counts=counts, vocabulary=vocabulary.astype(str), name="synthetic",
+        topics=topics, word_probabilities=p, topic_rates=rates, topic_mean_count=float(mu),
+    )
+
+
+
+def _plan(n_words: int, n_topics: int, words_per_topic: int, nnz_per_doc: float,
+          zipf_exponent: float, topic_rate: float, topic_decay: float, topic_strength: float,
+          random_state: Any) -> tuple:
+    """Word law, planted topics and rates of a synthetic corpus (shared set-up)."""
     rng = np.random.default_rng(random_state)
 
     ranks = np.arange(n_words, dtype=np.float64)
@@ -168,26 +203,7 @@ def make_synthetic_corpus(
     a = topic_rate * (1.0 - topic_rate)
     mu = (-topic_rate + np.sqrt(topic_rate**2 + 4.0 * a * target)) / (2.0 * a)
 
-    pieces = []
-    for start in range(0, n_docs, int(batch_docs)):
-        stop = min(start + int(batch_docs), n_docs)
-        pieces.append(_background_batch(rng, stop - start, n_words, cdf, mean_len))
-        if n_topics:
-            pieces[-1] = pieces[-1] + _topic_batch(rng, stop - start, n_words, topics, rates, mu)
-    counts = sp.vstack(pieces, format="csr") if len(pieces) > 1 else pieces[0]
-    counts = sp.csr_array(counts)
-    counts.sum_duplicates()
-    counts.sort_indices()
-
-    vocabulary = np.array([f"w{i}" for i in range(n_words)], dtype=object)
-    for t, words in enumerate(topics):
-        for j, w in enumerate(words):
-            vocabulary[w] = f"topic{t}_{j}"
-    return SyntheticCorpus(
-        counts=counts, vocabulary=vocabulary.astype(str), name="synthetic",
-        topics=topics, word_probabilities=p, topic_rates=rates, topic_mean_count=float(mu),
-    )
-
+    return rng, p, cdf, mean_len, topics, rates, mu
 
 def _background_batch(rng: np.random.Generator, n: int, n_words: int,
                       cdf: NDArray[np.float64], mean_len: float) -> sp.csr_array:
@@ -250,3 +266,106 @@ def _topic_batch(rng: np.random.Generator, n: int, n_words: int,
     X = sp.coo_array((val[keep], (row[keep], col[keep])), shape=(n, n_words)).tocsr()
     X.sum_duplicates()
     return X
+
+
+def write_synthetic_corpus(
+    path_docword: str | os.PathLike,
+    path_vocab: str | os.PathLike,
+    n_docs: int,
+    n_words: int,
+    *,
+    n_topics: int = 5,
+    words_per_topic: int = 5,
+    nnz_per_doc: float | None = None,
+    zipf_exponent: float = 1.07,
+    topic_rate: float = 0.05,
+    topic_decay: float = 0.85,
+    topic_strength: float = 2.0,
+    batch_docs: int = 65536,
+    compresslevel: int = 1,
+    random_state: int | np.random.Generator | None = 0,
+) -> tuple[NDArray[np.intp], ...]:
+    """Stream a synthetic corpus to UCI files, never holding it in memory.
+
+    The corpus is the one :func:`make_synthetic_corpus` would return for the
+    same arguments (same seed, same batches), written batch by batch, so a
+    corpus of PubMed size (8.2 million documents, 480 million nonzeros) can be
+    written with the memory of one batch. The docword body goes to a
+    temporary gzip member first; the header (which needs the final NNZ) is
+    written as a first member and the body appended (a multi-member gzip file
+    is a valid gzip file), then the file is moved into place atomically.
+
+    Parameters
+    ----------
+    path_docword, path_vocab : path-like
+        Output files; ``path_docword`` is gzip-compressed if it ends in
+        ``.gz``.
+    n_docs, n_words, n_topics, words_per_topic, nnz_per_doc, zipf_exponent, \
+topic_rate, topic_decay, topic_strength, batch_docs, random_state :
+        As for :func:`make_synthetic_corpus`.
+    compresslevel : int, default=1
+        gzip level (speed over size).
+
+    Returns
+    -------
+    topics : tuple of ndarray
+        The planted topics (0-based word indices).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> topics = write_synthetic_corpus(os.path.join(d, "docword.s.txt.gz"),
+    ...                                 os.path.join(d, "vocab.s.txt"), 500, 200,
+    ...                                 nnz_per_doc=10)
+    >>> len(topics)
+    5
+    """
+    from ..text._uci import _format_records
+
+    n_docs, n_words = int(n_docs), int(n_words)
+    if n_docs < 1 or n_words < 1:
+        raise ValueError(f"n_docs and n_words must be positive, got {n_docs}, {n_words}")
+    if nnz_per_doc is None:
+        nnz_per_doc = min(232.0, n_words / 4.0)
+    rng, p, cdf, mean_len, topics, rates, mu = _plan(
+        n_words, n_topics, words_per_topic, float(nnz_per_doc), zipf_exponent, topic_rate,
+        topic_decay, topic_strength, random_state)
+    out = Path(path_docword)
+    gz = out.suffix == ".gz"
+    body = out.with_name(f".{out.name}.body.tmp")
+    tmp = out.with_name(f".{out.name}.tmp")
+    nnz = 0
+    try:
+        with open(body, "wb") as raw:
+            fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel) if gz else raw
+            for start in range(0, n_docs, int(batch_docs)):
+                stop = min(start + int(batch_docs), n_docs)
+                X = _background_batch(rng, stop - start, n_words, cdf, mean_len)
+                if n_topics:
+                    X = X + _topic_batch(rng, stop - start, n_words, topics, rates, mu)
+                X = sp.csr_array(X)
+                X.sum_duplicates()
+                X.sort_indices()
+                rows = np.repeat(np.arange(stop - start), np.diff(X.indptr)) + start + 1
+                fh.write(_format_records(rows, X.indices + 1, X.data))
+                nnz += X.nnz
+            if gz:
+                fh.close()
+        header = f"{n_docs}\n{n_words}\n{nnz}\n".encode("ascii")
+        with open(tmp, "wb") as raw:
+            raw.write(gzip.compress(header, compresslevel) if gz else header)
+            with open(body, "rb") as src:
+                shutil.copyfileobj(src, raw, 1 << 24)
+        os.replace(tmp, out)
+    finally:
+        body.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
+    vocabulary = [f"w{i}" for i in range(n_words)]
+    for t, words in enumerate(topics):
+        for j, w in enumerate(words):
+            vocabulary[w] = f"topic{t}_{j}"
+    vtmp = Path(path_vocab).with_name(f".{Path(path_vocab).name}.tmp")
+    vtmp.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    os.replace(vtmp, path_vocab)
+    return topics
