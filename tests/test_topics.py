@@ -156,3 +156,15 @@ def test_python_dash_m_runs_the_same_command(tmp_path):
     data = json.loads(out.stdout)
     assert len(data["components"][0]["words"]) == 3
     assert spca.__version__
+
+
+def test_cli_on_the_bundled_nyt_sample(capsys):
+    assert main(["topics", "--sample", "nytimes", "--components", "2", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["n_docs"] == 8447 and data["n_words"] == 3012
+    first, second = data["components"]
+    assert len(first["words"]) == len(second["words"]) == 5
+    # the business and sports components of the paper's Table 1
+    assert {"company", "market", "business", "percent"} <= set(first["words"])
+    assert {"game", "team", "season", "play"} <= set(second["words"])
+    assert first["reduced_size"] < 3012 and first["gap"] <= 1e-6
