@@ -110,3 +110,45 @@ class Elimination:
 
     def time_safe_feature_elimination(self):
         spca.safe_feature_elimination(self.v, 3.0)
+
+
+class FirstOrderSolver:
+    """The first-order baseline to a certified gap of 1e-3 (small sizes only)."""
+
+    param_names = ["family", "n"]
+    params = (FAMILIES, [20, 40, 80])
+    timeout = 300
+
+    def setup(self, family, n):
+        self.Sigma, self.lam = problem(family, n, 0.5)
+
+    def time_dspca_first_order(self, family, n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spca.ConvergenceWarning)
+            spca.dspca_first_order(self.Sigma, self.lam, tol=1e-3)
+
+    def time_dspca_bca_same_gap(self, family, n):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spca.ConvergenceWarning)
+            spca.dspca_bca(self.Sigma, self.lam, tol=1e-3)
+
+
+class CardinalitySearch:
+    """lam for exactly k nonzeros, warm-started solves."""
+
+    param_names = ["family", "n", "k"]
+    params = (FAMILIES, [100, 300], [5, 10])
+    timeout = 300
+
+    def setup(self, family, n, k):
+        self.Sigma, _ = problem(family, n, 0.5)
+        self.result = spca.dspca_cardinality(self.Sigma, k)
+
+    def time_dspca_cardinality(self, family, n, k):
+        spca.dspca_cardinality(self.Sigma, k)
+
+    def track_solves(self, family, n, k):
+        return len(self.result.trials)
+
+    def track_exact(self, family, n, k):
+        return int(self.result.exact)
