@@ -14,6 +14,8 @@ from spca.datasets import make_gaussian_covariance, make_spiked_covariance
 
 cp = pytest.importorskip("cvxpy")
 
+from _reference import half_max_offdiag, sdp_value  # noqa: E402
+
 
 @pytest.fixture(autouse=True)
 def single_threaded_blas():
@@ -27,22 +29,6 @@ def single_threaded_blas():
         limits = threadpool_limits(limits=1, user_api="blas")
     with limits:
         yield
-
-
-def sdp_value(Sigma, lam):
-    """phi = max Tr(Sigma Z) - lam ||Z||_1, Z PSD, Tr Z = 1, by Clarabel."""
-    n = Sigma.shape[0]
-    Z = cp.Variable((n, n), PSD=True)
-    prob = cp.Problem(
-        cp.Maximize(cp.trace(Sigma @ Z) - lam * cp.sum(cp.abs(Z))), [cp.trace(Z) == 1]
-    )
-    prob.solve(solver=cp.CLARABEL)
-    assert prob.status == cp.OPTIMAL
-    return prob.value
-
-
-def half_max_offdiag(Sigma):
-    return 0.5 * np.abs(Sigma - np.diag(np.diag(Sigma))).max()
 
 
 def instances():

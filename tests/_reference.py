@@ -1,0 +1,22 @@
+"""Reference computations shared by the solver tests (importable via pytest's pythonpath)."""
+
+import numpy as np
+
+
+def sdp_value(Sigma, lam):
+    """phi = max Tr(Sigma Z) - lam ||Z||_1, Z PSD, Tr Z = 1, by Clarabel (interior point)."""
+    import cvxpy as cp
+
+    n = Sigma.shape[0]
+    Z = cp.Variable((n, n), PSD=True)
+    prob = cp.Problem(
+        cp.Maximize(cp.trace(Sigma @ Z) - lam * cp.sum(cp.abs(Z))), [cp.trace(Z) == 1]
+    )
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == cp.OPTIMAL
+    return prob.value
+
+
+def half_max_offdiag(Sigma):
+    """The lam of the benchmarks: half the largest off-diagonal |Sigma_ij|."""
+    return 0.5 * np.abs(Sigma - np.diag(np.diag(Sigma))).max()
