@@ -10,6 +10,7 @@ bounds are obtained.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -206,8 +207,12 @@ def _inverse(X: np.ndarray) -> np.ndarray:
 
 
 def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
-           scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Initial barrier iterate and dual columns (normalised units)."""
+           scale: float, checked: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Initial barrier iterate and dual columns (normalised units).
+
+    ``checked``: ``X0`` comes from an earlier solve of this package (a
+    principal block of a positive definite iterate), so it is not validated.
+    """
     m = S.shape[0]
     M = np.sign(S) * np.maximum(np.abs(S) - lam, 0.0)
     np.fill_diagonal(M, np.diag(S) - lam)
@@ -220,6 +225,12 @@ def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
     else:
         full = np.asarray(X0, dtype=np.float64)
     n = full.shape[0] if full.ndim == 2 else -1
+    if checked:
+        X = full[np.ix_(kept, kept)] / scale
+        X = 0.5 * (X + X.T)
+        new = ~X.any(axis=1)
+        X[new, new] = 1e-3 * phi0 / m
+        return np.ascontiguousarray(X), np.ascontiguousarray(M)
     if full.ndim != 2 or full.shape[0] != full.shape[1]:
         raise ValueError(f"X0 must be a square matrix, got shape {np.shape(full)}")
     if not np.all(np.isfinite(full)):
@@ -412,6 +423,26 @@ def dspca_bca(
                       qp_finish, verbose, bool(eliminate), t_start, t_elim)
 
 
+def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int,
+                      X0: Any, max_qp_passes: int, qp_tol: float, qp_finish: bool,
+                      verbose: bool = False) -> DSPCAResult:
+    """:func:`dspca_bca` on a block that its caller has already validated.
+
+    For the inner solves of the cardinality search: ``B`` must be a
+    symmetric, finite, positive semidefinite, C-contiguous float64 principal
+    block of a validated covariance with every diagonal entry ``> lam``
+    (so Theorem 1 keeps every feature), and ``X0`` ``None`` or an iterate of
+    an earlier solve.  Skips the ``O(n^2)`` checks and the ``O(n^3)`` PSD
+    test that :func:`dspca_bca` runs on every call.
+    """
+    t_start = time.perf_counter()
+    n = B.shape[0]
+    kept = np.arange(n, dtype=np.intp)
+    with _blas_threads(n):
+        return _solve(B, kept, n, lam, tol, X0, None, max_sweeps, max_qp_passes, qp_tol,
+                      qp_finish, verbose, True, t_start, t_start, checked=True)
+
+
 def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarray]:
     """Validate ``Sigma`` and apply Theorem 1; return (Sigma, n_features, kept).
 
@@ -438,24 +469,45 @@ def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarra
 
 
 def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,
-           verbose, eliminate, t_start, t_elim) -> DSPCAResult:
-    """dspca_bca after validation and elimination (kept is not empty)."""
-    B = dense_block(S_in, kept)
-    check_psd(B, kept)
+           verbose, eliminate, t_start, t_elim, checked=False) -> DSPCAResult:
+    """dspca_bca after validation and elimination (kept is not empty).
+
+    ``checked``: ``S_in`` is already the symmetric, finite, PSD float64 block
+    over ``kept`` and ``X0`` an iterate of this package (see
+    :func:`_dspca_bca_checked`).
+    """
+    if checked:
+        B = S_in
+    else:
+        B = dense_block(S_in, kept)
+        check_psd(B, kept)
     # Work in units where the largest variance is 1; Z does not change and
     # objective values scale back by `scale`.
     scale = float(B.diagonal().max())
     S = np.ascontiguousarray(B / scale)
     lam_n = lam / scale
     phi0 = 1.0 - lam_n  # = max_i S_ii - lam_n, a lower bound on phi
-    X, M = _start(S, lam_n, phi0, X0, kept, scale)
     blocks = _blocks(S, lam_n)
+    n_blocks = len(blocks)
+    m_all = S.shape[0]
+    kept_all = kept
+    R = _relevant(S, lam_n, blocks) if n_blocks > 1 else None
+    if R is not None:
+        # Only the blocks in R can reach phi (the others are bounded by the
+        # value of the best single feature): solve over them alone, without
+        # forming any m x m array but the result's.
+        S = np.ascontiguousarray(S[np.ix_(R, R)])
+        kept = kept[R]
+        position = np.full(m_all, -1, dtype=np.intp)
+        position[R] = np.arange(R.size)
+        blocks = [position[b] for b in blocks if position[b[0]] >= 0]
+    X, M = _start(S, lam_n, phi0, X0, kept, scale, checked)
     t_setup = time.perf_counter()
     history: list[tuple[int, float, float, float]] = []
     options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
                    qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
                    verbose=verbose)
-    if len(blocks) == 1:
+    if len(blocks) == 1 and blocks[0].size > 1:
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, **options)
         n_solved = 1
@@ -471,7 +523,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
             ConvergenceWarning,
             stacklevel=3,
         )
-    return _build_result(
+    res = _build_result(
         cert=cert, S=S, scale=scale, X=X, M=M, kept=kept, n=n, lam=lam, tol=tol,
         beta=beta_k * scale**2, eliminate=eliminate, sweeps=sweep,
         passes=n_passes, history=history,
@@ -483,9 +535,54 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
             "certificate": t_cert,
             "total": t_end - t_start,
         },
-        n_blocks=len(blocks),
+        n_blocks=n_blocks,
         n_blocks_solved=n_solved,
     )
+    if R is None:
+        return res
+    # Back to every feature that survived elimination: Z is zero outside R
+    # and X diagonal there (as for the blocks left unsolved by
+    # _solve_blocks), so that X stays positive definite for warm starts.
+    Zf = np.zeros((m_all, m_all))
+    Zf[np.ix_(R, R)] = res.Z_reduced
+    Xf = np.diag(np.full(m_all, phi0 * scale / m_all))
+    Xf[np.ix_(R, R)] = res.X_reduced
+    return dataclasses.replace(res, Z_reduced=Zf, X_reduced=Xf, kept=kept_all,
+                               _dual_columns=None)
+
+
+# Restrict a split problem to its relevant blocks only when that removes at
+# least this fraction of the features (the result is embedded back at O(m^2)).
+RESTRICT_FRACTION = 0.25
+
+
+def _relevant(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> np.ndarray | None:
+    """Features of the blocks whose cheap bound exceeds the best single feature.
+
+    ``phi = max_c phi_c`` over the blocks ``c`` (see :func:`_blocks`) and
+    ``phi_c <= lambda_max(S_cc - clip(S_cc, -lam, lam))`` (diagonal
+    ``S_ii - lam``); a single feature ``i`` has ``phi = S_ii - lam`` exactly.
+    So only the feature of largest variance and the blocks whose bound
+    exceeds its value can hold the solution.  Returns the sorted features of
+    those blocks, or ``None`` when they are not much fewer than all.
+    """
+    m = S.shape[0]
+    d = np.diag(S)
+    best = int(np.argmax(d))
+    floor = float(d[best]) - lam
+    keep = [np.array([best], dtype=np.intp)]
+    for b in blocks:
+        if b.size == 1:
+            continue
+        Sb = S[np.ix_(b, b)]
+        base = Sb - np.clip(Sb, -lam, lam)
+        np.fill_diagonal(base, np.diag(Sb) - lam)
+        if best in b or lambda_max_upper(base) > floor:
+            keep.append(b)
+    R = np.unique(np.concatenate(keep))
+    if R.size > (1.0 - RESTRICT_FRACTION) * m:
+        return None
+    return R
 
 
 def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:

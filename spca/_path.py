@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._bca import ConvergenceWarning, DSPCAResult, dspca_bca
-from ._validation import check_int, check_positive, check_tol
+from ._bca import ConvergenceWarning, DSPCAResult, _dspca_bca_checked
+from ._validation import check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance
 
 __all__ = ["CardinalityResult", "LamTrial", "dspca_cardinality"]
@@ -192,7 +192,10 @@ class _Solver:
 
     def _get_block(self, lam: float, W: NDArray[np.intp]) -> NDArray[np.float64]:
         if lam < self._lam_block or self._idx.size == 0:
-            self._idx, self._block, self._lam_block = W, self.cov.block(W), lam
+            block = self.cov.block(W)
+            # Checked once here: every later block is a principal block of it.
+            check_psd(block, W)
+            self._idx, self._block, self._lam_block = W, block, lam
             return self._block
         pos = np.searchsorted(self._idx, W)
         return self._block[np.ix_(pos, pos)]
@@ -226,8 +229,8 @@ class _Solver:
         X0 = self._warm_start(lam, W)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            res = dspca_bca(B, lam, tol=tol, max_sweeps=self.max_sweeps, X0=X0,
-                            **self.options)
+            res = _dspca_bca_checked(B, lam, tol=tol, max_sweeps=self.max_sweeps, X0=X0,
+                                     **self.options)
         self._solved.append((lam, W, res))
         out = _lift(res, W, self.cov.n)
         trial = LamTrial(lam=float(lam), cardinality=int(out.support.size),

@@ -258,3 +258,72 @@ def test_isolated_features_are_exact_singletons():
     assert res.n_blocks == 4 and res.n_blocks_solved == 1
     assert res.objective == res.upper_bound == pytest.approx(2.75)
     np.testing.assert_array_equal(res.support, [1])
+
+
+def _many_blocks(seed, n_blocks=8, size=4, lam=0.3):
+    """Block-diagonal covariance with weak (< lam) couplings between blocks."""
+    rng = np.random.default_rng(seed)
+    n = n_blocks * size
+    Sigma = np.zeros((n, n))
+    for b in range(n_blocks):
+        sl = slice(b * size, (b + 1) * size)
+        Sigma[sl, sl] = rng.uniform(0.3, 1.5) * make_gaussian_covariance(
+            size, random_state=seed * 100 + b)
+    noise = 0.3 * lam * rng.uniform(-1, 1, size=(n, n))
+    mask = np.kron(np.eye(n_blocks), np.ones((size, size))) == 0
+    Sigma[mask] += (0.5 * (noise + noise.T))[mask]
+    Sigma += 0.6 * np.eye(n)  # keeps it PSD despite the couplings
+    p = rng.permutation(n)
+    return Sigma[np.ix_(p, p)], lam
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_restriction_to_relevant_blocks_matches_full_solve(seed, monkeypatch):
+    # Blocks whose cheap bound is below the best single feature are left out
+    # of the solve; the answer must not change.
+    Sigma, lam = _many_blocks(seed)
+    res = spca.dspca_bca(Sigma, lam, tol=1e-8)
+    monkeypatch.setattr("spca._bca.RESTRICT_FRACTION", 1.0)  # never restrict
+    full = spca.dspca_bca(Sigma, lam, tol=1e-8)
+    assert res.converged and full.converged and res.n_blocks > 1
+    assert res.objective == pytest.approx(full.objective, rel=1e-7)
+    assert res.upper_bound == pytest.approx(full.upper_bound, rel=1e-7)
+    np.testing.assert_array_equal(res.support, full.support)
+    np.testing.assert_array_equal(res.kept, full.kept)
+    assert res.objective == pytest.approx(sdp_value(Sigma, lam), rel=1e-5)
+    assert np.linalg.eigvalsh(res.X_reduced)[0] > 0  # usable as a warm start
+    again = spca.dspca_bca(Sigma, 0.9 * lam, X0=res)
+    assert again.converged
+
+
+def test_restriction_is_taken_on_a_diagonal_dominated_problem():
+    # one strong pair among many weak single features: only the pair is solved
+    n = 40
+    Sigma = np.diag(np.linspace(0.2, 0.5, n))
+    Sigma[0, 0] = Sigma[1, 1] = 1.0
+    Sigma[0, 1] = Sigma[1, 0] = 0.8
+    res = spca.dspca_bca(Sigma, 0.1, tol=1e-9)
+    assert res.reduced_size == n and res.n_blocks == n - 1
+    np.testing.assert_array_equal(res.support, [0, 1])
+    # phi = lambda_max of [[0.9, 0.7], [0.7, 0.9]] = 1.6 (Z = 11'/2)
+    assert res.objective == pytest.approx(1.6, rel=1e-9)
+    assert res.upper_bound == pytest.approx(1.6, rel=1e-9)
+    assert np.all(res.Z_reduced[2:, :] == 0)
+
+
+def test_checked_entry_point_agrees_with_public_solver():
+    from spca._bca import _dspca_bca_checked
+
+    Sigma, _ = make_spiked_covariance(30, random_state=3)
+    lam = half_max_offdiag(Sigma)
+    pub = spca.dspca_bca(Sigma, lam, eliminate=False)
+    chk = _dspca_bca_checked(np.ascontiguousarray(Sigma), lam, tol=1e-6, max_sweeps=500,
+                             X0=None, max_qp_passes=5, qp_tol=1e-3, qp_finish=True)
+    assert chk.objective == pytest.approx(pub.objective, rel=1e-9)
+    np.testing.assert_array_equal(chk.support, pub.support)
+    warm = _dspca_bca_checked(np.ascontiguousarray(Sigma), 0.9 * lam, tol=1e-6,
+                              max_sweeps=500, X0=chk, max_qp_passes=5, qp_tol=1e-3,
+                              qp_finish=True)
+    assert warm.converged
+    assert warm.objective == pytest.approx(spca.dspca_bca(Sigma, 0.9 * lam).objective,
+                                           rel=1e-5)
