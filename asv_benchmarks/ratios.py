@@ -2,8 +2,8 @@
 
 Usage::
 
-    python asv_benchmarks/ratios.py [--quick] [--first-order-sizes 40 100 200]
-                                    [--max-first-order-seconds 60]
+    python asv_benchmarks/ratios.py [--quick] [--first-order-sizes 40 100 200 500 1000]
+                                    [--max-first-order-seconds 60] [--large-docs 300000]
 
 Every pair runs on the same input in this process, one after the other, and
 the table prints ``baseline seconds / spca seconds``.  Sections:
@@ -15,9 +15,19 @@ the table prints ``baseline seconds / spca seconds``.  Sections:
 3. ``dspca_bca`` (tol 1e-4) vs cvxpy + SCS at n = 160 (SCS certifies no gap;
    its objective is shown against BCA's bounds).
 4. ``dspca_bca`` (tol 1e-6) vs ``numpy.linalg.eigh`` of the same matrix (the
-   cost of ordinary PCA) at n = 500, 1000.
+   cost of ordinary PCA) at n = 500, 1000, then the exponent of ``dspca_bca``'s
+   time in n, fitted by least squares in log-log over n = 200 .. 1000.
 5. Corpus to 5 sparse components of 5 words (``spca.text.sparse_topics``) vs
-   scikit-learn's ``TruncatedSVD(n_components=5)`` on the bundled NYT sample.
+   scikit-learn's ``TruncatedSVD(n_components=5)`` of the same in-memory
+   count matrix, on the bundled NYT sample and on a synthetic corpus of
+   NYTimes size (300,000 x 102,660, about 70 million nonzeros).
+6. ``spca.SparsePCA`` (3 components of 8 features) vs scikit-learn's
+   ``SparsePCA`` at the ``alpha`` giving the nearest number of nonzeros, on
+   data with three planted sparse factors; the explained variance of both
+   (:func:`spca.explained_variance`) is shown.
+
+A full run takes about 15 minutes (the first-order method is capped at 60 s
+per size and runs up to n = 1000, where its ratio is a lower bound).
 
 lam is half the largest off-diagonal ``|Sigma_ij|`` (Gaussian ``F'F / n`` and
 spiked ``u u' + V V' / m`` families, seed 0).  BLAS is limited to one thread
@@ -120,19 +130,81 @@ def eigh_rows(rows, quick):
                  f"BCA gap {ours.gap:.1e}; < 1 means BCA is slower")
 
 
-def corpus_rows(rows):
+def slope_rows(rows, quick):
+    """Fitted exponent of dspca_bca's time in n (least squares in log-log)."""
+    sizes = [100, 200, 300] if quick else [200, 300, 500, 700, 1000]
+    for family in ("gaussian", "spiked"):
+        times = []
+        for n in sizes:
+            S, lam = _problem(family, n)
+            t, res = _timed(lambda S=S, lam=lam: _bca(S, lam, 1e-6))
+            times.append(t)
+        slope = float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+        rows.append((f"BCA time exponent ({family})", f"{sizes[0]}-{sizes[-1]}", np.nan,
+                     np.nan, f"n^{slope:.2f}",
+                     "seconds " + ", ".join(f"{t:.3g}" for t in times)))
+
+
+def corpus_rows(rows, quick, large_docs):
     try:
         from sklearn.decomposition import TruncatedSVD
     except ImportError:
         rows.append(("TruncatedSVD", "-", np.nan, np.nan, "-", "scikit-learn missing: skipped"))
         return
-    corpus = load_nytimes_sample()
-    ours_s, res = _timed(lambda: spca.text.sparse_topics(corpus, n_components=5,
-                                                         cardinality=5), repeat=3)
-    base_s, _ = _timed(lambda: TruncatedSVD(n_components=5, random_state=0).fit(
-        corpus.counts), repeat=3)
-    _row(rows, "TruncatedSVD(5) / topics (NYT sample)", f"{corpus.n_docs}x{corpus.n_words}",
-         base_s, ours_s, f"topic words: {', '.join(res.topics[0].words)}; ...")
+
+    def compare(label, corpus, repeat):
+        X = corpus.counts
+        ours_s, res = _timed(lambda: spca.text.sparse_topics(corpus, n_components=5,
+                                                             cardinality=5), repeat=repeat)
+        base_s, _ = _timed(lambda: TruncatedSVD(n_components=5, random_state=0).fit(X),
+                           repeat=repeat)
+        t = res.timings
+        _row(rows, f"TruncatedSVD(5) / topics ({label})", f"{X.shape[0]}x{X.shape[1]}",
+             base_s, ours_s,
+             f"pass1 {t['pass1']:.3g} s, pass2 {t['pass2']:.3g} s ({res.n_candidates} "
+             f"words), solve {t['solve']:.3g} s; 1st topic: {', '.join(res.topics[0].words)}")
+
+    compare("NYT sample", load_nytimes_sample(), 3)
+    if large_docs:
+        from spca.datasets import make_synthetic_corpus
+
+        corpus = make_synthetic_corpus(large_docs, 102_660, random_state=0)
+        compare(f"synthetic, {corpus.counts.nnz:.3g} nonzeros", corpus, 1)
+
+
+def sparsepca_rows(rows, quick):
+    """spca.SparsePCA vs scikit-learn's SparsePCA at about the same number of nonzeros."""
+    try:
+        from sklearn.decomposition import SparsePCA as SkSparsePCA
+    except ImportError:
+        rows.append(("SparsePCA", "-", np.nan, np.nan, "-", "scikit-learn missing: skipped"))
+        return
+    n_samples, n_features = (300, 50) if quick else (1000, 200)
+    rng = np.random.default_rng(0)
+    # three planted sparse factors of 8 features each, plus isotropic noise
+    V = np.zeros((3, n_features))
+    for t in range(3):
+        V[t, 8 * t:8 * (t + 1)] = rng.choice([-1.0, 1.0], size=8) / np.sqrt(8)
+    X = (rng.standard_normal((n_samples, 3)) * [3.0, 2.5, 2.0]) @ V
+    X += rng.standard_normal((n_samples, n_features))
+    Sigma = np.cov(X, rowvar=False, bias=True)
+    ours_s, est = _timed(lambda: spca.SparsePCA(3, cardinality=8).fit(X))
+    nnz = int(np.count_nonzero(est.components_))
+    # The alpha giving about as many nonzeros is searched on a grid (not timed);
+    # the baseline time is one fit at that alpha.
+    best = None
+    for alpha in np.geomspace(0.05, 20, 16):
+        sk = SkSparsePCA(3, alpha=float(alpha), random_state=0).fit(X)
+        k = int(np.count_nonzero(sk.components_))
+        if best is None or abs(k - nnz) < abs(best[1] - nnz):
+            best = (float(alpha), k)
+    alpha, k_sk = best
+    base_s, sk = _timed(lambda: SkSparsePCA(3, alpha=alpha, random_state=0).fit(X))
+    ev_ours = spca.explained_variance(Sigma, est.components_).cumulative[-1]
+    ev_sk = spca.explained_variance(Sigma, sk.components_).cumulative[-1]
+    _row(rows, "sklearn SparsePCA / SparsePCA", f"{n_samples}x{n_features}", base_s, ours_s,
+         f"nonzeros {k_sk} vs {nnz} (alpha={alpha:.3g}); explained variance "
+         f"{ev_sk:.4g} vs {ev_ours:.4g}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -142,8 +214,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="n for section 1 (default 40 100 200; quick: 40)")
     parser.add_argument("--max-first-order-seconds", type=float, default=60.0,
                         help="time cap of each first-order run (default 60)")
+    parser.add_argument("--large-docs", type=int, default=300_000, metavar="D",
+                        help="documents of the synthetic corpus of section 5 (default "
+                             "300000, NYTimes size, about 70 million nonzeros and 2 GB; "
+                             "0 skips it; --quick skips it)")
     args = parser.parse_args(argv)
-    sizes = args.first_order_sizes or ([40] if args.quick else [40, 100, 200])
+    sizes = args.first_order_sizes or ([40] if args.quick else [40, 100, 200, 500, 1000])
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True, cwd=Path(__file__).parent).stdout.strip()
@@ -155,7 +231,9 @@ def main(argv: list[str] | None = None) -> None:
         first_order(rows, sizes, 5.0 if args.quick else args.max_first_order_seconds)
         cvxpy_rows(rows, args.quick)
         eigh_rows(rows, args.quick)
-        corpus_rows(rows)
+        slope_rows(rows, args.quick)
+        corpus_rows(rows, args.quick, args.large_docs if not args.quick else 0)
+        sparsepca_rows(rows, args.quick)
     print(f"{'comparison':40s} {'n':>12s} {'baseline s':>11s} {'spca s':>9s} "
           f"{'ratio':>8s}  note")
     for what, n, b, o, r, note in rows:

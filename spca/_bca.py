@@ -206,6 +206,21 @@ def _inverse(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(inv)
 
 
+def _start_diagonal(X0: Any, kept: np.ndarray, scale: float, phi0: float) -> np.ndarray:
+    """The diagonal of the iterate :func:`_start` would build (``X0`` already valid)."""
+    m = kept.size
+    if X0 is None:
+        return np.full(m, phi0 / m)
+    if isinstance(X0, DSPCAResult):
+        d = np.zeros(X0.n_features)
+        d[X0.kept] = np.diag(X0.X_reduced)
+    else:
+        d = np.diag(np.asarray(X0, dtype=np.float64))
+    d = d[kept] / scale
+    d[d == 0] = 1e-3 * phi0 / m
+    return d
+
+
 def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
            scale: float, checked: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Initial barrier iterate and dual columns (normalised units).
@@ -545,7 +560,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     # _solve_blocks), so that X stays positive definite for warm starts.
     Zf = np.zeros((m_all, m_all))
     Zf[np.ix_(R, R)] = res.Z_reduced
-    Xf = np.diag(np.full(m_all, phi0 * scale / m_all))
+    Xf = np.diag(_start_diagonal(X0, kept_all, scale, phi0) * scale)
     Xf[np.ix_(R, R)] = res.X_reduced
     return dataclasses.replace(res, Z_reduced=Zf, X_reduced=Xf, kept=kept_all,
                                _dual_columns=None)
