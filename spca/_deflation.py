@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._bca import DSPCAResult, EmptyProblemWarning
-from ._path import CardinalityResult, _search, _Solver, _solver_options
+from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
 from ._validation import _as_real_dense, check_int, check_lam, check_positive, check_tol
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
 
@@ -162,6 +162,8 @@ class _DeflatedCovariance(_Covariance):
         self.C = np.zeros((0, 0))
         self.active = np.ones(self.n, dtype=bool)
         self.floor = VARIANCE_RTOL * float(base.diag.max()) if base.diag.size else 0.0
+        # Every deflation of a PSD matrix is PSD (up to rounding).
+        self.psd_checked = base.psd_checked
         self._update_diag()
 
     def _update_diag(self) -> None:
@@ -354,6 +356,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 pca_variance: NDArray[np.float64] | None = None) -> SparseComponents:
     """The deflation loop over a covariance operator."""
     t0 = time.perf_counter()
+    if cardinality is not None:
+        _check_psd_once(cov)
     work = _DeflatedCovariance(cov)
     comps: list[SparseComponent] = []
     message = ""

@@ -193,8 +193,10 @@ class _Solver:
     def _get_block(self, lam: float, W: NDArray[np.intp]) -> NDArray[np.float64]:
         if lam < self._lam_block or self._idx.size == 0:
             block = self.cov.block(W)
-            # Checked once here: every later block is a principal block of it.
-            check_psd(block, W)
+            # Checked here (unless the whole covariance was): every later
+            # block is a principal block of this one.
+            if not self.cov.psd_checked:
+                check_psd(block, W)
             self._idx, self._block, self._lam_block = W, block, lam
             return self._block
         pos = np.searchsorted(self._idx, W)
@@ -242,6 +244,20 @@ class _Solver:
                   f"reduced={trial.reduced_size:5d}  sweeps={trial.sweeps:3d}  "
                   f"gap={trial.gap:.1e}  {trial.seconds:.3f}s")
         return out
+
+
+# Covariances up to this size are checked for positive semidefiniteness once
+# (one Cholesky factorisation) rather than block by block as the search
+# widens them.
+PSD_ONCE_MAX = 2048
+
+
+def _check_psd_once(cov: _Covariance) -> None:
+    """Check a small covariance operator once and mark it (see PSD_ONCE_MAX)."""
+    if cov.n <= PSD_ONCE_MAX and not cov.psd_checked:
+        idx = np.arange(cov.n, dtype=np.intp)
+        check_psd(cov.block(idx), idx)
+        cov.psd_checked = True
 
 
 # Smallest ratio between consecutive lams of the downward phase of the search.
@@ -543,6 +559,7 @@ def dspca_cardinality(
     cov = _MatrixCovariance(Sigma)
     if k > cov.n:
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={k}")
+    _check_psd_once(cov)
     return _search(cov, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                    lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                    verbose=verbose)

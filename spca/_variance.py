@@ -42,6 +42,8 @@ class _Covariance:
 
     n: int
     diag: NDArray[np.float64]
+    # True once the whole operator is known to be positive semidefinite.
+    psd_checked: bool = False
 
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError

@@ -270,3 +270,14 @@ def test_unreachable_cardinality_at_lam_zero(monkeypatch):
 def test_ties_prefer_sparser(monkeypatch):
     res = run_scripted(monkeypatch, lambda lam: 6 if lam < 0.4 else 4, 5)
     assert not res.exact and res.cardinality == 4
+
+
+@pytest.mark.parametrize("once_max", [2048, 0])
+def test_indefinite_covariance_is_rejected_by_the_searches(once_max, monkeypatch):
+    # checked once up front (small n) or block by block as the search widens
+    monkeypatch.setattr("spca._path.PSD_ONCE_MAX", once_max)
+    S = np.array([[2.0, 1.9, 0.0], [1.9, 1.0, 0.0], [0.0, 0.0, 0.5]])  # eigenvalue < 0
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        spca.dspca_cardinality(S, 2)
+    with pytest.raises(ValueError, match="positive semidefinite"):
+        spca.sparse_components(S, 1, cardinality=2)
