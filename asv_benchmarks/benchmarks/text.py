@@ -33,3 +33,31 @@ class NYTSample:
     def track_max_reduced_size(self):
         res = sparse_topics(self.corpus, n_components=5, cardinality=5)
         return max(t.reduced_size for t in res.topics)
+
+
+class SyntheticCorpus:
+    """Corpus to topics on Zipf corpora with planted topics (NYTimes vocabulary size),
+    against ordinary PCA of the same matrix (scikit-learn's TruncatedSVD) when installed."""
+
+    params = [20_000, 100_000]
+    param_names = ["n_docs"]
+    timeout = 600
+
+    def setup(self, n_docs):
+        from spca.datasets import make_synthetic_corpus
+
+        self.corpus = make_synthetic_corpus(n_docs, 102_660, random_state=0)
+
+    def time_sparse_topics(self, n_docs):
+        sparse_topics(self.corpus, n_components=5, cardinality=5)
+
+    def time_truncated_svd_baseline(self, n_docs):
+        try:
+            from sklearn.decomposition import TruncatedSVD
+        except ImportError:  # asv shows the benchmark as skipped
+            raise NotImplementedError("scikit-learn is not installed") from None
+        TruncatedSVD(n_components=5, random_state=0).fit(self.corpus.counts)
+
+    def track_topics_recovered(self, n_docs):
+        res = sparse_topics(self.corpus, n_components=5, cardinality=5)
+        return sum(len({w.split("_")[0] for w in t.words}) == 1 for t in res.topics)
