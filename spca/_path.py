@@ -223,15 +223,19 @@ class _Solver:
         X0[np.ix_(i_new, i_new)] = res0.X_reduced[np.ix_(i_prev, i_prev)]
         return X0
 
-    def solve(self, lam: float, tol: float) -> DSPCAResult:
-        """Solve at ``lam``; returns the result over all features and records a trial."""
+    def solve(self, lam: float, tol: float, max_sweeps: int | None = None) -> DSPCAResult:
+        """Solve at ``lam``; returns the result over all features and records a trial.
+
+        ``max_sweeps`` caps this solve below the solver's own limit.
+        """
+        budget = self.max_sweeps if max_sweeps is None else min(max_sweeps, self.max_sweeps)
         t0 = time.perf_counter()
         W = np.flatnonzero(self.d > lam).astype(np.intp)
         B = self._get_block(lam, W)
         X0 = self._warm_start(lam, W)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            res = _dspca_bca_checked(B, lam, tol=tol, max_sweeps=self.max_sweeps, X0=X0,
+            res = _dspca_bca_checked(B, lam, tol=tol, max_sweeps=budget, X0=X0,
                                      **self.options)
         self._solved.append((lam, W, res))
         out = _lift(res, W, self.cov.n)
@@ -259,6 +263,9 @@ def _check_psd_once(cov: _Covariance) -> None:
         check_psd(cov.block(idx), idx)
         cov.psd_checked = True
 
+
+# Sweep limit of the solves that only bracket the target cardinality.
+SEARCH_SWEEPS = 50
 
 # Smallest ratio between consecutive lams of the downward phase of the search.
 STEP_MIN = 0.7
@@ -311,11 +318,15 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     def run(lam: float) -> DSPCAResult | None:
         """Solve at lam; update the bracket; return the result if it is exact."""
         nonlocal lo, hi, cur_tol
-        res = solver.solve(lam, cur_tol)
+        # A bracketing solve only needs the side of k its support falls on:
+        # it gets SEARCH_SWEEPS sweeps (past the crossing, where the support
+        # is large, a solve can need hundreds).
+        res = solver.solve(lam, cur_tol, SEARCH_SWEEPS)
         results.append(res)
         card = res.support.size
-        if card == k and cur_tol > tol:
-            # Confirm at the requested accuracy before accepting.
+        if card == k and (cur_tol > tol or not res.converged):
+            # Confirm at the requested accuracy and sweep limit before
+            # accepting (warm-started from the solve just made).
             cur_tol = tol
             res = solver.solve(lam, tol)
             results.append(res)
@@ -396,7 +407,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                        key=lambda i: (abs(pool[i].support.size - k), pool[i].support.size > k,
                                       -i))
         final = pool[order[0]]
-        if final.n_sweeps and solver.trials and cur_tol > tol:
+        if final.n_sweeps and solver.trials and (cur_tol > tol or not final.converged):
             final = solver.solve(final.lam, tol)
         exact = final.support.size == k
         if not reason:

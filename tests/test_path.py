@@ -201,7 +201,7 @@ def test_bad_sigma():
 def scripted(card_of_lam, n: int = 12):
     """A _Solver.solve replacement whose cardinality is card_of_lam(lam)."""
 
-    def solve(self, lam, tol):
+    def solve(self, lam, tol, max_sweeps=None):
         c = card_of_lam(lam)
         x = np.zeros(n)
         x[:c] = 1.0 / np.sqrt(c) if c else 0.0
@@ -281,3 +281,19 @@ def test_indefinite_covariance_is_rejected_by_the_searches(once_max, monkeypatch
         spca.dspca_cardinality(S, 2)
     with pytest.raises(ValueError, match="positive semidefinite"):
         spca.sparse_components(S, 1, cardinality=2)
+
+
+def test_bracketing_solves_cut_short_still_give_a_certified_answer(monkeypatch):
+    # With one sweep per bracketing solve most trials stop uncertified; the
+    # accepted answer is always re-solved to tol with the full sweep limit.
+    from spca.datasets import make_spiked_covariance
+
+    S, _ = make_spiked_covariance(60, random_state=5)
+    ref = spca.dspca_cardinality(S, 6)
+    monkeypatch.setattr("spca._path.SEARCH_SWEEPS", 1)
+    cut = spca.dspca_cardinality(S, 6)
+    assert ref.exact and cut.exact
+    assert cut.converged and cut.gap <= 1e-6
+    assert cut.result.n_sweeps >= 1
+    assert cut.objective <= cut.upper_bound
+    np.testing.assert_array_equal(np.sort(cut.support).size, 6)
