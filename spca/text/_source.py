@@ -5,6 +5,8 @@ A *source* is any of
 * a path to a UCI ``docword`` file (plain or gzip), streamed and parsed;
 * a path to a binary cache directory made by :func:`cache_uci_bow`
   (memory-mapped, no parsing);
+* a path to a Parquet dataset, one ``.parquet`` file or a directory of
+  shards (see :mod:`spca.text._parquet`; needs pyarrow);
 * a scipy.sparse matrix (documents x words) already in memory;
 * a :class:`~spca.text.Corpus` (its ``counts`` are used).
 """
@@ -136,12 +138,13 @@ class _CacheSource(_Source):
 
 
 def open_source(source: Any) -> _Source:
-    """Wrap ``source`` (file, cache directory, sparse matrix or Corpus) for streaming.
+    """Wrap ``source`` (file, cache or Parquet directory, matrix, Corpus) for streaming.
 
     Parameters
     ----------
     source : path-like, scipy.sparse matrix or Corpus
-        See the module documentation.
+        See the module documentation.  A directory is a cache if it holds
+        ``spca_cache.json``, otherwise a Parquet dataset.
 
     Returns
     -------
@@ -155,15 +158,26 @@ def open_source(source: Any) -> _Source:
         If ``source`` is of none of the accepted kinds.
     FileNotFoundError
         If a path does not exist.
+    ValueError
+        If a directory is neither a cache nor a Parquet dataset.
     """
     if isinstance(source, _Source):
         return source
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if path.is_dir():
-            return _CacheSource(path)
         if not path.exists():
             raise FileNotFoundError(f"no such file: {path}")
+        if path.is_dir() and (path / _CACHE_META).exists():
+            return _CacheSource(path)
+        from ._parquet import is_parquet_dataset, open_parquet
+
+        if is_parquet_dataset(path):
+            return open_parquet(path)
+        if path.is_dir():
+            raise ValueError(
+                f"{path}: neither an spca cache ({_CACHE_META}) nor a Parquet dataset "
+                "(*.parquet files)"
+            )
         return _UCIFileSource(path)
     if sp.issparse(source):
         return _SparseSource(source)
@@ -185,7 +199,7 @@ def iter_document_chunks(
     ----------
     source : path-like, scipy.sparse matrix or Corpus
         A UCI ``docword`` file, a cache directory from :func:`cache_uci_bow`,
-        a sparse ``(n_docs, n_words)`` matrix, or a
+        a Parquet dataset, a sparse ``(n_docs, n_words)`` matrix, or a
         :class:`~spca.text.Corpus`.
     chunk_size : int, default 2**20
         Approximate number of nonzeros per chunk.  A document is never split.
