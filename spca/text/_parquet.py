@@ -680,6 +680,9 @@ def write_parquet(
             )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0700 would hide the shards from other users
     writer: _ShardWriter | None = None
     try:
         D, W = src.n_docs, src.n_words
