@@ -558,7 +558,7 @@ class _ShardWriter:
     """Writes consecutive shards ``part-NNNNN.parquet`` into a directory."""
 
     def __init__(self, directory: Path, n_docs: int, n_words: int, count_type: Any,
-                 compression: str) -> None:
+                 compression: str, row_group_size: int) -> None:
         self.pa, self.pq = _pyarrow()
         pa = self.pa
         self.directory = directory
@@ -566,6 +566,7 @@ class _ShardWriter:
         self.schema = pa.schema([("doc", pa.int64()), ("word", pa.int32()),
                                  ("count", count_type)])
         self.compression = compression
+        self.row_group_size = row_group_size
         self.shards: list[dict[str, Any]] = []
         self.writer: Any = None
         self.row_start = 0
@@ -590,7 +591,7 @@ class _ShardWriter:
              pa.array(count).cast(self.schema.field("count").type)],
             schema=self.schema,
         )
-        self.writer.write_table(table)
+        self.writer.write_table(table, row_group_size=self.row_group_size)
         self.nnz += len(doc)
 
     def close(self, row_stop: int) -> None:
@@ -699,7 +700,7 @@ def write_parquet(
                 dtype = np.asarray(count).dtype
                 ctype = (pa.float64() if np.issubdtype(dtype, np.floating)
                          else pa.int64() if dtype.itemsize > 4 else pa.int32())
-                writer = _ShardWriter(tmp, D, W, ctype, compression)
+                writer = _ShardWriter(tmp, D, W, ctype, compression, chunk_size)
                 writer.open(0)
             elif switch_next and writer.nnz > 0:
                 writer.close(int(doc[0]))
