@@ -104,7 +104,8 @@ def local_cluster(n_workers: int, **kwargs: Any) -> Iterator[Any]:
     **kwargs
         Passed to ``distributed.LocalCluster`` (overriding the defaults
         ``threads_per_worker=1``, ``processes=True``, ``host="127.0.0.1"``,
-        ``dashboard_address=None``).
+        ``dashboard_address="127.0.0.1:0"``: every server, the scheduler's
+        HTTP server included, on the loopback interface and a free port).
 
     Yields
     ------
@@ -117,7 +118,7 @@ def local_cluster(n_workers: int, **kwargs: Any) -> Iterator[Any]:
     if n_workers < 1:
         raise ValueError(f"the number of workers must be positive, got {n_workers}")
     options = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1",
-               "dashboard_address": None, "silence_logs": logging.ERROR}
+               "dashboard_address": "127.0.0.1:0", "silence_logs": logging.ERROR}
     options.update(kwargs)
     with distributed.LocalCluster(n_workers=n_workers, **options) as cluster, \
             distributed.Client(cluster) as client:
