@@ -182,7 +182,7 @@ def _tree_reduce(client: Any, futures: Sequence[Any], combine: Callable[..., Any
     """Combine futures level by level, ``fan_in`` at a time, on the workers."""
     level = list(futures)
     while len(level) > 1:
-        level = [client.submit(combine, *level[i:i + fan_in])
+        level = [client.submit(combine, *level[i:i + fan_in], pure=False)
                  for i in range(0, len(level), fan_in)]
     return level[0].result()
 
@@ -192,7 +192,7 @@ def _shared(client: Any, value: Any) -> Any:
     scattered data), so it is recomputed if the worker holding it dies."""
     if value is None:
         return None
-    return client.submit(_identity, value)
+    return client.submit(_identity, value, pure=False)
 
 
 def dask_pass1(src: _Source, transform: str, normalize: str | None,
@@ -203,7 +203,7 @@ def dask_pass1(src: _Source, transform: str, normalize: str | None,
     pieces = source_pieces(src, chunk_size)
     idf_f = _shared(client, idf)
     futures = [client.submit(_piece_pass1, p, src.n_words, transform, normalize, idf_f,
-                             int(chunk_size)) for p in pieces]
+                             int(chunk_size), pure=False) for p in pieces]
     return _tree_reduce(client, futures, combine_pass1, fan_in)
 
 
@@ -215,5 +215,5 @@ def dask_pass2(src: _Source, words: NDArray[np.int64], transform: str,
     pieces = source_pieces(src, chunk_size)
     idf_f = _shared(client, idf)
     futures = [client.submit(_piece_pass2, p, words, src.n_words, transform, normalize,
-                             idf_f, int(chunk_size)) for p in pieces]
+                             idf_f, int(chunk_size), pure=False) for p in pieces]
     return _tree_reduce(client, futures, combine_pass2, fan_in)
