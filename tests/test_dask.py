@@ -215,7 +215,7 @@ def test_killed_worker_gives_the_same_answer(client, synthetic):
     assert victim not in client.run(os.getpid).values()
 
 
-def test_cli_topics_on_a_local_cluster(tmp_path, capsys):
+def test_cli_topics_on_a_local_cluster(client, tmp_path, capsys):
     C = counts_with_edge_cases(seed=2, d=200, w=30)
     docword = tmp_path / "docword.small.txt.gz"
     write_counts(docword, C)
@@ -229,6 +229,10 @@ def test_cli_topics_on_a_local_cluster(tmp_path, capsys):
     ref = json.loads(capsys.readouterr().out)
     assert [c["words"] for c in got["components"]] == [c["words"] for c in ref["components"]]
     assert got["n_docs"] == 200 and got["n_candidates"] == ref["n_candidates"]
+    # --scheduler connects to a running cluster (the module's)
+    assert main(["topics", str(out), *args, "--scheduler", client.scheduler.address]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert [c["words"] for c in again["components"]] == [c["words"] for c in ref["components"]]
     # a UCI text file cannot be read by the workers: a one-line error
     assert main(["topics", str(docword), *args, "--workers", "1"]) == 1
     err = capsys.readouterr().err

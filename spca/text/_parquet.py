@@ -468,7 +468,7 @@ def open_parquet(
         If pyarrow is not installed.
     """
     _pyarrow()
-    root = Path(path)
+    root = Path(os.path.abspath(path))  # absolute: the shards may be read by other processes
     if not root.exists():
         raise FileNotFoundError(f"no such file or directory: {root}")
     manifest_path = root / PARQUET_MANIFEST

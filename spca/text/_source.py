@@ -137,7 +137,7 @@ class _CacheSource(_Source):
         for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
             row_start = 0 if i == 0 else int(doc[lo])
             row_stop = self.n_docs if hi == nnz else int(doc[hi])
-            out.append(_CachePiece(str(self.path), lo, hi, row_start, row_stop))
+            out.append(_CachePiece(os.path.abspath(self.path), lo, hi, row_start, row_stop))
         return out
 
 
