@@ -205,6 +205,9 @@ def _sort_and_check(piece: _ShardPiece, doc: np.ndarray, word: np.ndarray,
                     count: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Check ranges and values, drop zeros, sort by (doc, word) if needed."""
     path = piece.path
+    for name, values in (("doc", doc), ("word", word)):
+        if not np.issubdtype(values.dtype, np.integer):  # pyarrow gives floats for nulls
+            raise ValueError(f"{path}: column {name!r} has null values")
     if len(doc) == 0:
         return doc.astype(np.int64), word.astype(np.int64), count
     if not (np.issubdtype(count.dtype, np.integer) or np.issubdtype(count.dtype, np.floating)):
