@@ -1,12 +1,16 @@
-"""Command line: ``spca topics ...`` (also ``python -m spca topics ...``)."""
+"""Command line: ``spca topics ...`` and ``spca convert ...`` (also ``python -m spca ...``)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
 import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 __all__ = ["main"]
@@ -36,7 +40,10 @@ def _parser() -> argparse.ArgumentParser:
             "elimination."
         ),
     )
-    t.add_argument("docword", nargs="?", help="UCI docword file (.txt or .txt.gz)")
+    t.add_argument("docword", nargs="?",
+                   help="UCI docword file (.txt or .txt.gz), cache directory, or Parquet "
+                        "dataset (a .parquet file or a directory of shards, see "
+                        "`spca convert`)")
     t.add_argument("vocab", nargs="?", help="UCI vocab file (one word per line)")
     t.add_argument("--sample", choices=["nytimes", "reuters"],
                    help="use a corpus bundled with spca instead of files")
@@ -60,6 +67,33 @@ def _parser() -> argparse.ArgumentParser:
                    default="table", help="output format (default: table)")
     t.add_argument("--quiet", action="store_true",
                    help="no progress bars (they are shown only on a terminal anyway)")
+    where = t.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="run the corpus passes on a local Dask cluster of N worker "
+                            "processes (needs a Parquet dataset; pip install \"spca[dask]\")")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the corpus passes on the Dask cluster whose scheduler is at "
+                            "ADDRESS (tcp://host:port); the workers must be able to read the "
+                            "dataset at the same path")
+    c = sub.add_parser(
+        "convert",
+        help="convert a UCI docword file to sharded Parquet (for --workers/--scheduler)",
+        description=(
+            "Convert a UCI docword file (.txt or .txt.gz) to a Parquet dataset: a "
+            "directory of shards part-00000.parquet, ... with columns doc, word, count "
+            "(0-based) and a manifest _spca.json. The file is streamed in bounded memory; "
+            "shards hold about equal numbers of nonzeros and never split a document. "
+            'Needs pyarrow (pip install "spca[dask]").'
+        ),
+    )
+    c.add_argument("docword", help="UCI docword file (.txt or .txt.gz)")
+    c.add_argument("out_dir", help="directory to create (must not exist, or be empty)")
+    c.add_argument("--shards", type=int, default=1, metavar="N",
+                   help="number of shards (default: 1)")
+    c.add_argument("--compression", choices=["zstd", "snappy", "gzip", "lz4", "none"],
+                   default="zstd", help="Parquet compression (default: zstd)")
+    c.add_argument("--overwrite", action="store_true",
+                   help="replace OUT_DIR if it holds a dataset written by spca convert")
     return parser
 
 
@@ -120,11 +154,12 @@ def _topics(args: argparse.Namespace) -> int:
             raise ValueError("a docword file (or --sample) is required")
         source, vocab = args.docword, args.vocab
     progress = not args.quiet and sys.stderr.isatty()
-    res = sparse_topics(
-        source, vocab, n_components=args.components, cardinality=args.cardinality,
-        deflation=args.deflation, transform=args.transform, normalize=args.normalize,
-        n_candidates=args.candidates, tol=args.tol, progress=progress,
-    )
+    with _dask_client(args) as client:
+        res = sparse_topics(
+            source, vocab, n_components=args.components, cardinality=args.cardinality,
+            deflation=args.deflation, transform=args.transform, normalize=args.normalize,
+            n_candidates=args.candidates, tol=args.tol, progress=progress, client=client,
+        )
     if args.format == "json":
         out = json.dumps(res.as_dict(), indent=2) + "\n"
     elif args.format == "csv":
@@ -135,12 +170,42 @@ def _topics(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _dask_client(args: argparse.Namespace) -> Iterator[Any]:
+    """A Dask client for ``--workers``/``--scheduler`` (closed on exit), else None."""
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    from .text import _dask
+
+    if args.workers is not None:
+        with _dask.local_cluster(args.workers) as client:
+            yield client
+    else:
+        with _dask.connect(args.scheduler) as client:
+            yield client
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from .text import convert_uci_to_parquet, open_parquet
+
+    t0 = time.perf_counter()
+    out = convert_uci_to_parquet(args.docword, args.out_dir, shards=args.shards,
+                                 compression=args.compression, overwrite=args.overwrite)
+    src = open_parquet(out)
+    size = sum(Path(s.path).stat().st_size for s in src.shards)
+    print(f"{out}: {len(src.shards)} shards, {src.n_docs} documents x {src.n_words} words, "
+          f"{src.nnz} nonzeros, {size / 1e6:.1f} MB ({args.compression}) in "
+          f"{time.perf_counter() - t0:.1f} s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``spca`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        return _topics(args)
-    except (ValueError, TypeError, OSError, EOFError) as exc:
+        return _convert(args) if args.command == "convert" else _topics(args)
+    except (ValueError, TypeError, OSError, EOFError, ImportError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"spca: error: {msg}", file=sys.stderr)
         return 1

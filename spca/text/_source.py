@@ -5,6 +5,8 @@ A *source* is any of
 * a path to a UCI ``docword`` file (plain or gzip), streamed and parsed;
 * a path to a binary cache directory made by :func:`cache_uci_bow`
   (memory-mapped, no parsing);
+* a path to a Parquet dataset, one ``.parquet`` file or a directory of
+  shards (see :mod:`spca.text._parquet`; needs pyarrow);
 * a scipy.sparse matrix (documents x words) already in memory;
 * a :class:`~spca.text.Corpus` (its ``counts`` are used).
 """
@@ -16,6 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -115,33 +118,78 @@ class _CacheSource(_Source):
             raise ValueError(f"{directory}: corrupt cache (array lengths differ from nnz)")
 
     def chunks(self, chunk_size: int) -> Iterator[DocumentChunk]:
-        doc = self.doc
-        nnz = self.nnz
-        lo = 0
-        row = 0
-        while lo < nnz:
-            hi = min(lo + chunk_size, nnz)
-            if hi < nnz:
-                cut = int(np.searchsorted(doc[lo:hi + 1], doc[hi], side="left")) + lo
-                if cut == lo:  # one document longer than chunk_size
-                    cut = int(np.searchsorted(doc[lo:], doc[lo], side="right")) + lo
-                hi = cut
-            stop = int(doc[hi - 1]) + 1 if hi < nnz else self.n_docs
-            yield DocumentChunk(row, stop, np.array(doc[lo:hi]), np.array(self.word[lo:hi]),
-                                np.array(self.count[lo:hi]))
-            lo, row = hi, stop
-        if row < self.n_docs:
-            empty = np.empty(0, dtype=np.int32)
-            yield DocumentChunk(row, self.n_docs, empty, empty, empty)
+        return _iter_records(self.doc, self.word, self.count, 0, self.nnz, 0, self.n_docs,
+                             chunk_size)
+
+    def pieces(self, piece_nnz: int) -> list[_CachePiece]:
+        """Blocks of whole documents of about ``piece_nnz`` records each, tiling
+        ``0 .. n_docs``, that a process can read by itself (see ``_dask``)."""
+        doc, nnz = self.doc, self.nnz
+        n = max(1, -(-nnz // max(int(piece_nnz), 1)))
+        cuts = [0]
+        for k in range(1, n):
+            t = round(nnz * k / n)
+            cut = int(np.searchsorted(doc, doc[t], side="left"))
+            if cut > cuts[-1]:
+                cuts.append(cut)
+        cuts.append(nnz)
+        out = []
+        for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
+            row_start = 0 if i == 0 else int(doc[lo])
+            row_stop = self.n_docs if hi == nnz else int(doc[hi])
+            out.append(_CachePiece(os.path.abspath(self.path), lo, hi, row_start, row_stop))
+        return out
+
+
+@dataclass(frozen=True)
+class _CachePiece:
+    """Records ``lo:hi`` (documents ``row_start .. row_stop - 1``) of a cache directory."""
+
+    path: str
+    lo: int
+    hi: int
+    row_start: int
+    row_stop: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}[{self.lo}:{self.hi}]"
+
+    def chunks(self, chunk_size: int) -> Iterator[DocumentChunk]:
+        src = _CacheSource(Path(self.path))
+        if src.nnz < self.hi:
+            raise ValueError(f"{self.path}: cache has {src.nnz} records, expected >= {self.hi}")
+        return _iter_records(src.doc, src.word, src.count, self.lo, self.hi, self.row_start,
+                             self.row_stop, chunk_size)
+
+
+def _iter_records(doc: Any, word: Any, count: Any, lo: int, end: int, row: int,
+                  row_stop: int, chunk_size: int) -> Iterator[DocumentChunk]:
+    """Chunks of the sorted records ``lo:end`` covering documents ``row .. row_stop - 1``."""
+    while lo < end:
+        hi = min(lo + chunk_size, end)
+        if hi < end:
+            cut = int(np.searchsorted(doc[lo:hi + 1], doc[hi], side="left")) + lo
+            if cut == lo:  # one document longer than chunk_size
+                cut = int(np.searchsorted(doc[lo:end], doc[lo], side="right")) + lo
+            hi = cut
+        stop = int(doc[hi - 1]) + 1 if hi < end else row_stop
+        yield DocumentChunk(row, stop, np.array(doc[lo:hi]), np.array(word[lo:hi]),
+                            np.array(count[lo:hi]))
+        lo, row = hi, stop
+    if row < row_stop:
+        empty = np.empty(0, dtype=np.int32)
+        yield DocumentChunk(row, row_stop, empty, empty, empty)
 
 
 def open_source(source: Any) -> _Source:
-    """Wrap ``source`` (file, cache directory, sparse matrix or Corpus) for streaming.
+    """Wrap ``source`` (file, cache or Parquet directory, matrix, Corpus) for streaming.
 
     Parameters
     ----------
     source : path-like, scipy.sparse matrix or Corpus
-        See the module documentation.
+        See the module documentation.  A directory is a cache if it holds
+        ``spca_cache.json``, otherwise a Parquet dataset.
 
     Returns
     -------
@@ -155,15 +203,26 @@ def open_source(source: Any) -> _Source:
         If ``source`` is of none of the accepted kinds.
     FileNotFoundError
         If a path does not exist.
+    ValueError
+        If a directory is neither a cache nor a Parquet dataset.
     """
     if isinstance(source, _Source):
         return source
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if path.is_dir():
-            return _CacheSource(path)
         if not path.exists():
             raise FileNotFoundError(f"no such file: {path}")
+        if path.is_dir() and (path / _CACHE_META).exists():
+            return _CacheSource(path)
+        from ._parquet import is_parquet_dataset, open_parquet
+
+        if is_parquet_dataset(path):
+            return open_parquet(path)
+        if path.is_dir():
+            raise ValueError(
+                f"{path}: neither an spca cache ({_CACHE_META}) nor a Parquet dataset "
+                "(*.parquet files)"
+            )
         return _UCIFileSource(path)
     if sp.issparse(source):
         return _SparseSource(source)
@@ -185,7 +244,7 @@ def iter_document_chunks(
     ----------
     source : path-like, scipy.sparse matrix or Corpus
         A UCI ``docword`` file, a cache directory from :func:`cache_uci_bow`,
-        a sparse ``(n_docs, n_words)`` matrix, or a
+        a Parquet dataset, a sparse ``(n_docs, n_words)`` matrix, or a
         :class:`~spca.text.Corpus`.
     chunk_size : int, default 2**20
         Approximate number of nonzeros per chunk.  A document is never split.

@@ -37,8 +37,9 @@ population normalisation ``1/D``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -49,9 +50,16 @@ from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
 
 __all__ = [
     "TRANSFORMS",
+    "Pass1Partial",
+    "Pass2Partial",
     "WordStatistics",
     "candidate_covariance",
+    "combine_pass1",
+    "combine_pass2",
+    "empty_pass1",
     "idf_from_df",
+    "pass1_partial",
+    "pass2_partial",
     "word_statistics",
 ]
 
@@ -60,6 +68,8 @@ _NORMALIZE = (None, "l1", "l2")
 
 Transform = Literal["count", "binary", "log1p", "tfidf"]
 Normalize = Literal["l1", "l2"] | None
+Backend = Literal["local", "dask"]
+_BACKENDS = ("local", "dask")
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,6 +179,182 @@ def _values(chunk: DocumentChunk, transform: str, normalize: str | None,
     return x
 
 
+def _check_backend(backend: str, client: Any) -> str:
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+    return "dask" if client is not None else backend
+
+
+# --------------------------------------------------------------------------
+# partial results: computed over any run of whole documents, then combined
+# --------------------------------------------------------------------------
+
+
+class Pass1Partial(NamedTuple):
+    """Pass-1 sums over a block of whole documents (see :func:`pass1_partial`).
+
+    Attributes
+    ----------
+    n_docs : int
+        Number of documents covered (empty documents included).
+    mean : ndarray of shape (n_words,)
+        Column means over these documents.
+    m2 : ndarray of shape (n_words,)
+        Sums of squared deviations from ``mean`` over these documents.
+    document_frequency : ndarray of int64 of shape (n_words,)
+        Documents of the block containing each word.
+    nnz : int
+        Records (nonzero entries) in the block.
+    """
+
+    n_docs: int
+    mean: NDArray[np.float64]
+    m2: NDArray[np.float64]
+    document_frequency: NDArray[np.int64]
+    nnz: int
+
+
+def empty_pass1(n_docs: int, n_words: int) -> Pass1Partial:
+    """The pass-1 partial of ``n_docs`` empty documents."""
+    return Pass1Partial(int(n_docs), np.zeros(n_words), np.zeros(n_words),
+                        np.zeros(n_words, dtype=np.int64), 0)
+
+
+def combine_pass1(*parts: Pass1Partial) -> Pass1Partial:
+    """Merge pass-1 partials of disjoint blocks of documents.
+
+    Chan, Golub & LeVeque's pairwise update, applied left to right: the
+    result does not depend on the grouping except for rounding.  The
+    integer parts (document frequencies, nnz) are exact.  The inputs are
+    not modified.
+    """
+    if not parts:
+        raise ValueError("combine_pass1 needs at least one partial")
+    n, mean, m2 = parts[0].n_docs, parts[0].mean.copy(), parts[0].m2.copy()
+    df = parts[0].document_frequency.copy()
+    nnz = parts[0].nnz
+    for p in parts[1:]:
+        df += p.document_frequency
+        nnz += p.nnz
+        if p.n_docs == 0:
+            continue
+        total = n + p.n_docs
+        delta = p.mean - mean
+        mean += delta * (p.n_docs / total)
+        m2 += p.m2 + delta * delta * (n * p.n_docs / total)
+        n = total
+    return Pass1Partial(n, mean, m2, df, nnz)
+
+
+def pass1_partial(chunks: Iterable[DocumentChunk], n_words: int, transform: str,
+                  normalize: str | None, idf: NDArray[np.float64] | None) -> Pass1Partial:
+    """Pass-1 partial (count, mean, M2, document frequency, nnz) of some chunks.
+
+    Each chunk's mean and sum of squared deviations are exact from its
+    nonzeros (an absent entry contributes ``(0 - mean)^2``); chunks are
+    merged in order by :func:`combine_pass1`.
+    """
+    W = n_words
+    n = 0
+    mean = np.zeros(W)
+    m2 = np.zeros(W)
+    df_total = np.zeros(W, dtype=np.int64)
+    nnz = 0
+    for chunk in chunks:
+        n_c = chunk.row_stop - chunk.row_start
+        if n_c <= 0:
+            continue
+        x = _values(chunk, transform, normalize, idf)
+        word = chunk.word
+        nnz += len(word)
+        occ = np.bincount(word, minlength=W)
+        df_total += occ
+        mean_c = np.bincount(word, weights=x, minlength=W) / n_c
+        dev = x - mean_c[word]
+        m2_c = np.bincount(word, weights=dev * dev, minlength=W) + (n_c - occ) * mean_c**2
+        total = n + n_c
+        delta = mean_c - mean
+        mean += delta * (n_c / total)
+        m2 += m2_c + delta * delta * (n * n_c / total)
+        n = total
+    return Pass1Partial(n, mean, m2, df_total, nnz)
+
+
+class Pass2Partial(NamedTuple):
+    """Pass-2 sums over a block of documents: ``gram = X_S' X_S`` and column sums."""
+
+    gram: NDArray[np.float64]
+    sums: NDArray[np.float64]
+
+
+def combine_pass2(*parts: Pass2Partial) -> Pass2Partial:
+    """Add pass-2 partials of disjoint blocks of documents (inputs unchanged)."""
+    if not parts:
+        raise ValueError("combine_pass2 needs at least one partial")
+    gram, sums = parts[0].gram.copy(), parts[0].sums.copy()
+    for p in parts[1:]:
+        gram += p.gram
+        sums += p.sums
+    return Pass2Partial(gram, sums)
+
+
+def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_words: int,
+                  transform: str, normalize: str | None,
+                  idf: NDArray[np.float64] | None) -> Pass2Partial:
+    """Pass-2 partial (gram matrix and sums of the columns ``words``) of some chunks."""
+    k = len(words)
+    position = np.full(n_words, -1, dtype=np.int64)
+    position[words] = np.arange(k)
+    pairs = np.zeros((k, k))  # products of distinct records, one triangle or the other
+    squares = np.zeros(k)
+    sums = np.zeros(k)
+    for chunk in chunks:
+        n_c = chunk.row_stop - chunk.row_start
+        if n_c <= 0 or len(chunk.word) == 0:
+            continue
+        col = position[chunk.word]
+        keep = col >= 0
+        if not keep.any():
+            continue
+        if normalize is None:
+            sub = DocumentChunk(chunk.row_start, chunk.row_stop, chunk.doc[keep],
+                                chunk.word[keep], chunk.count[keep])
+            x = _values(sub, transform, None, idf)
+        else:
+            x = _values(chunk, transform, normalize, idf)[keep]
+        col = col[keep]
+        sums += np.bincount(col, weights=x, minlength=k)
+        cooccurrence_add(np.ascontiguousarray(chunk.doc[keep], dtype=np.int64), col,
+                         np.ascontiguousarray(x, dtype=np.float64), pairs, squares)
+    gram = pairs + pairs.T
+    gram[np.diag_indices(k)] += squares
+    return Pass2Partial(gram, sums)
+
+
+def _run_pass1(src: Any, n_words: int, transform: str, normalize: str | None,
+               idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+               backend: str, client: Any) -> Pass1Partial:
+    if backend == "dask":
+        from ._dask import dask_pass1
+
+        return dask_pass1(src, transform, normalize, idf, chunk_size=chunk_size,
+                          client=client)
+    chunks = _progress(src.chunks(int(chunk_size)), src, progress)
+    return pass1_partial(chunks, n_words, transform, normalize, idf)
+
+
+def _run_pass2(src: Any, words: NDArray[np.int64], transform: str, normalize: str | None,
+               idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+               backend: str, client: Any) -> Pass2Partial:
+    if backend == "dask":
+        from ._dask import dask_pass2
+
+        return dask_pass2(src, words, transform, normalize, idf, chunk_size=chunk_size,
+                          client=client)
+    chunks = _progress(src.chunks(int(chunk_size)), src, progress)
+    return pass2_partial(chunks, words, src.n_words, transform, normalize, idf)
+
+
 def word_statistics(
     source: Any,
     transform: Transform = "count",
@@ -177,6 +363,8 @@ def word_statistics(
     document_frequency: ArrayLike | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = False,
+    backend: Backend = "local",
+    client: Any = None,
 ) -> WordStatistics:
     """Per-word mean and variance of a corpus, streamed in O(W) memory.
 
@@ -187,8 +375,10 @@ def word_statistics(
     ----------
     source : path-like, scipy.sparse matrix or Corpus
         A UCI ``docword`` file (plain or gzip), a cache directory from
-        :func:`cache_uci_bow`, a sparse ``(n_docs, n_words)`` count matrix,
-        or a :class:`~spca.text.Corpus`.  Never modified.
+        :func:`cache_uci_bow`, a Parquet dataset (a file or a directory of
+        shards, see :func:`~spca.text.open_parquet`), a sparse
+        ``(n_docs, n_words)`` count matrix, or a :class:`~spca.text.Corpus`.
+        Never modified.
     transform : {"count", "binary", "log1p", "tfidf"}, default "count"
         The per-entry transform, see Notes.
     normalize : {None, "l1", "l2"}, default None
@@ -200,7 +390,19 @@ def word_statistics(
         Approximate number of nonzeros per chunk; memory is
         ``O(chunk_size + n_words)`` whatever the number of documents.
     progress : bool, default False
-        Show a progress bar (tqdm) on stderr.
+        Show a progress bar (tqdm) on stderr (local backend only).
+    backend : {"local", "dask"}, default "local"
+        Where the pass runs.  ``"dask"`` computes one partial result per
+        shard on the workers of a ``dask.distributed`` cluster (each worker
+        reads its shard from ``source``, which must then be a path the
+        workers can read: a Parquet dataset or a cache directory) and
+        combines them by a tree reduction; the results equal the local
+        ones (integers exactly, floats to rounding).  Needs
+        ``pip install "spca[dask]"``.
+    client : dask.distributed.Client, optional
+        The cluster to use; giving it implies ``backend="dask"``.  With
+        ``backend="dask"`` and no client, the current default client
+        (``distributed.default_client()``) is used.
 
     Returns
     -------
@@ -216,6 +418,9 @@ def word_statistics(
         :class:`~spca.text.UCIFormatError` for files).
     TypeError
         If ``source`` is not an accepted kind.
+    ImportError
+        If ``backend="dask"`` (or a Parquet source) is used without the
+        optional dependencies.
 
     Notes
     -----
@@ -245,6 +450,7 @@ def word_statistics(
     ([2.0, 1.0], [1.0, 1.0], [2, 1])
     """
     _check_transform(transform, normalize)
+    backend = _check_backend(backend, client)
     src = open_source(source)
     D, W = src.n_docs, src.n_words
     idf = None
@@ -255,7 +461,8 @@ def word_statistics(
                 raise ValueError(f"document_frequency must have shape ({W},), got {df.shape}")
             idf = idf_from_df(df, D)
         elif normalize is None:
-            base = word_statistics(src, "count", chunk_size=chunk_size, progress=progress)
+            base = word_statistics(src, "count", chunk_size=chunk_size, progress=progress,
+                                   backend=backend, client=client)
             idf = idf_from_df(base.document_frequency, D)
             return WordStatistics(
                 n_docs=D, n_words=W, nnz=base.nnz, mean=base.mean * idf,
@@ -264,33 +471,14 @@ def word_statistics(
                 normalize=None, idf=idf,
             )
         else:
-            base = word_statistics(src, "binary", chunk_size=chunk_size, progress=progress)
+            base = word_statistics(src, "binary", chunk_size=chunk_size, progress=progress,
+                                   backend=backend, client=client)
             idf = idf_from_df(base.document_frequency, D)
 
-    n = 0
-    mean = np.zeros(W)
-    m2 = np.zeros(W)
-    df_total = np.zeros(W, dtype=np.int64)
-    nnz = 0
-    for chunk in _progress(src.chunks(int(chunk_size)), src, progress):
-        n_c = chunk.row_stop - chunk.row_start
-        if n_c <= 0:
-            continue
-        x = _values(chunk, transform, normalize, idf)
-        word = chunk.word
-        nnz += len(word)
-        occ = np.bincount(word, minlength=W)
-        df_total += occ
-        mean_c = np.bincount(word, weights=x, minlength=W) / n_c
-        dev = x - mean_c[word]
-        m2_c = np.bincount(word, weights=dev * dev, minlength=W) + (n_c - occ) * mean_c**2
-        total = n + n_c
-        delta = mean_c - mean
-        mean += delta * (n_c / total)
-        m2 += m2_c + delta * delta * (n * n_c / total)
-        n = total
-    if n != D:  # pragma: no cover - sources tile 0..D
-        raise RuntimeError(f"internal error: streamed {n} documents, expected {D}")
+    part = _run_pass1(src, W, transform, normalize, idf, chunk_size, progress, backend, client)
+    if part.n_docs != D:  # pragma: no cover - sources tile 0..D
+        raise RuntimeError(f"internal error: streamed {part.n_docs} documents, expected {D}")
+    mean, m2, df_total, nnz = part.mean, part.m2, part.document_frequency, part.nnz
     variance = np.maximum(m2 / D, 0.0)
     return WordStatistics(n_docs=D, n_words=W, nnz=nnz, mean=mean, variance=variance,
                           document_frequency=df_total, transform=transform,
@@ -306,6 +494,8 @@ def candidate_covariance(
     stats: WordStatistics | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = False,
+    backend: Backend = "local",
+    client: Any = None,
 ) -> NDArray[np.float64]:
     """Dense covariance of a few chosen words, streamed in O(k^2) memory.
 
@@ -333,7 +523,11 @@ def candidate_covariance(
     chunk_size : int, default 2**20
         Approximate number of nonzeros per chunk.
     progress : bool, default False
-        Show a progress bar (tqdm) on stderr.
+        Show a progress bar (tqdm) on stderr (local backend only).
+    backend : {"local", "dask"}, default "local"
+        As for :func:`word_statistics`.
+    client : dask.distributed.Client, optional
+        As for :func:`word_statistics`.
 
     Returns
     -------
@@ -364,6 +558,7 @@ def candidate_covariance(
     [[1.0, -1.0], [-1.0, 1.0]]
     """
     _check_transform(transform, normalize)
+    backend = _check_backend(backend, client)
     src = open_source(source)
     D, W = src.n_docs, src.n_words
     words = np.asarray(words)
@@ -384,34 +579,12 @@ def candidate_covariance(
     idf = None
     if transform == "tfidf":
         if stats is None:
-            stats = word_statistics(src, "binary", chunk_size=chunk_size, progress=progress)
+            stats = word_statistics(src, "binary", chunk_size=chunk_size, progress=progress,
+                                    backend=backend, client=client)
         idf = idf_from_df(stats.document_frequency, D)
 
-    position = np.full(W, -1, dtype=np.int64)
-    position[words] = np.arange(k)
-    pairs = np.zeros((k, k))  # products of distinct records, one triangle or the other
-    squares = np.zeros(k)
-    sums = np.zeros(k)
-    for chunk in _progress(src.chunks(int(chunk_size)), src, progress):
-        n_c = chunk.row_stop - chunk.row_start
-        if n_c <= 0 or len(chunk.word) == 0:
-            continue
-        col = position[chunk.word]
-        keep = col >= 0
-        if not keep.any():
-            continue
-        if normalize is None:
-            sub = DocumentChunk(chunk.row_start, chunk.row_stop, chunk.doc[keep],
-                                chunk.word[keep], chunk.count[keep])
-            x = _values(sub, transform, None, idf)
-        else:
-            x = _values(chunk, transform, normalize, idf)[keep]
-        col = col[keep]
-        sums += np.bincount(col, weights=x, minlength=k)
-        cooccurrence_add(np.ascontiguousarray(chunk.doc[keep], dtype=np.int64), col,
-                         np.ascontiguousarray(x, dtype=np.float64), pairs, squares)
-    gram = pairs + pairs.T
-    gram[np.diag_indices(k)] += squares
+    gram, sums = _run_pass2(src, words, transform, normalize, idf, chunk_size, progress,
+                            backend, client)
     mean = sums / D
     cov = gram / D - np.outer(mean, mean)
     cov = 0.5 * (cov + cov.T)

@@ -159,6 +159,8 @@ def sparse_topics(
     tol: float = 1e-6,
     progress: bool = False,
     verbose: bool = False,
+    backend: str = "local",
+    client: Any = None,
 ) -> Topics:
     """Top sparse principal components of a bag-of-words corpus.
 
@@ -177,7 +179,8 @@ def sparse_topics(
     ----------
     source : path-like, scipy.sparse matrix or Corpus
         A UCI ``docword`` file (``.txt`` or ``.txt.gz``), a cache directory of
-        :func:`spca.text.cache_uci_bow`, a documents x words sparse matrix or a
+        :func:`spca.text.cache_uci_bow`, a Parquet dataset (see
+        :func:`spca.text.open_parquet`), a documents x words sparse matrix or a
         :class:`~spca.text.Corpus`.
     vocabulary : sequence of str or path-like, optional
         The words (or a UCI ``vocab`` file). Defaults to the corpus's own
@@ -202,6 +205,12 @@ def sparse_topics(
         Progress bars (tqdm) on the corpus passes.
     verbose : bool, default=False
         Print the progress of the searches.
+    backend : {"local", "dask"}, default="local"
+        Where the corpus passes run (the solver always runs here); see
+        :func:`~spca.text.word_statistics`.  ``"dask"`` needs a Parquet
+        dataset or a cache directory readable by the workers.
+    client : dask.distributed.Client, optional
+        The cluster for the passes; giving it implies ``backend="dask"``.
 
     Returns
     -------
@@ -227,7 +236,8 @@ def sparse_topics(
     cardinality = check_int(cardinality, "cardinality")
     n_candidates = check_int(n_candidates, "n_candidates")
     t0 = time.perf_counter()
-    stats = word_statistics(source, transform, normalize, progress=progress)
+    stats = word_statistics(source, transform, normalize, progress=progress,
+                            backend=backend, client=client)
     t1 = time.perf_counter()
     vocab = _vocabulary(source, vocabulary, stats.n_words)
     var = stats.variance
@@ -246,7 +256,7 @@ def sparse_topics(
         words = np.sort(order[:N])
         ta = time.perf_counter()
         C = candidate_covariance(source, words, transform, normalize, stats=stats,
-                                 progress=progress)
+                                 progress=progress, backend=backend, client=client)
         tb = time.perf_counter()
         # Warnings of a round that is followed by a larger one are dropped.
         with warnings.catch_warnings(record=True) as caught:
