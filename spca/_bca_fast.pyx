@@ -22,7 +22,6 @@ between sweeps, which both warm-starts the QP and yields a duality bound.
 
 from libc.math cimport fabs, sqrt, cbrt
 from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dger
-from scipy.linalg.cython_lapack cimport dposv
 
 import numpy as np
 
@@ -154,6 +153,72 @@ cdef inline double _dot_skip(const double[::1] a, const double[::1] b,
     return out
 
 
+cdef inline bint _ws_add(const double[:, ::1] H, Py_ssize_t j, double hjj, Py_ssize_t c,
+                         double[:, ::1] GB, double[:, ::1] L, double[::1] lvec,
+                         Py_ssize_t[::1] bidx, Py_ssize_t *b, Py_ssize_t *nfree,
+                         signed char[::1] inb) noexcept nogil:
+    """Add coordinate ``c`` to the working set: its row of ``G`` and a new row of
+    the Cholesky factor ``L`` of ``G_BB`` (``O(n + b^2)``); 0 if ``G_BB`` would
+    lose definiteness or the work arrays are full."""
+    cdef Py_ssize_t n = H.shape[0], bmax = GB.shape[0], bb = b[0], i, a, t, sl
+    cdef double coef, acc, d2
+    if bb == bmax:
+        return 0
+    sl = bidx[2 * bmax + nfree[0] - 1]
+    coef = H[j, c] / hjj
+    for i in range(n):
+        GB[sl, i] = H[c, i] - coef * H[j, i]
+    # L l = G_B,c by forward substitution; the new diagonal is sqrt(G_cc - l'l).
+    d2 = GB[sl, c]
+    for a in range(bb):
+        acc = GB[bidx[bmax + a], c]
+        for t in range(a):
+            acc -= L[a, t] * lvec[t]
+        lvec[a] = acc / L[a, a]
+        d2 -= lvec[a] * lvec[a]
+    if not d2 > 1e-12 * GB[sl, c]:
+        return 0
+    for t in range(bb):
+        L[bb, t] = lvec[t]
+    L[bb, bb] = sqrt(d2)
+    bidx[bb] = c
+    bidx[bmax + bb] = sl
+    inb[c] = 1
+    nfree[0] -= 1
+    b[0] = bb + 1
+    return 1
+
+
+cdef inline void _ws_remove(Py_ssize_t p, double[:, ::1] L, Py_ssize_t[::1] bidx,
+                            Py_ssize_t *b, Py_ssize_t *nfree,
+                            signed char[::1] inb) noexcept nogil:
+    """Drop position ``p`` of the working set: delete row and column ``p`` of
+    ``G_BB`` from its Cholesky factor by Givens rotations (``O(b^2)``)."""
+    cdef Py_ssize_t bmax = L.shape[0], bb = b[0], r, i, t
+    cdef double x, y, h, cs, sn, a1, a2
+    inb[bidx[p]] = 0
+    bidx[2 * bmax + nfree[0]] = bidx[bmax + p]
+    nfree[0] += 1
+    for r in range(p, bb - 1):
+        bidx[r] = bidx[r + 1]
+        bidx[bmax + r] = bidx[bmax + r + 1]
+        for t in range(r + 2):
+            L[r, t] = L[r + 1, t]
+    # Rows p..b-2 now reach one column past the diagonal: rotate it away.
+    for r in range(p, bb - 1):
+        x = L[r, r]
+        y = L[r, r + 1]
+        h = sqrt(x * x + y * y)
+        cs = x / h
+        sn = y / h
+        for i in range(r, bb - 1):
+            a1 = L[i, r]
+            a2 = L[i, r + 1]
+            L[i, r] = cs * a1 + sn * a2
+            L[i, r + 1] = cs * a2 - sn * a1
+    b[0] = bb - 1
+
+
 cdef Py_ssize_t _active_set_finish(
     const double[:, ::1] H,   # IN   inverse of the current X
     Py_ssize_t j,
@@ -161,10 +226,10 @@ cdef Py_ssize_t _active_set_finish(
     double lam,
     double[::1] u,            # IN/OUT QP iterate (feasible, from coordinate descent)
     double[::1] w,            # OUT  Y u: zero on free coordinates
-    double[:, ::1] GB,        # work (bmax, n): columns of Y^-1 on the working set
-    double[:, ::1] Gbb,       # work (bmax, bmax)
-    double[::1] z,            # work (bmax,)
-    Py_ssize_t[::1] bidx,     # work (bmax,)
+    double[:, ::1] GB,        # work (bmax, n): rows of Y^-1 of the working set
+    double[:, ::1] L,         # work (bmax, bmax): Cholesky factor of G_BB
+    double[::1] z,            # work (2 bmax,)
+    Py_ssize_t[::1] bidx,     # work (3 bmax,): working set, row of GB, free rows
     double[::1] unew,         # work (n,)
     double[::1] ucur,         # work (n,)
     signed char[::1] inb,     # work (n,): 1 if in the working set
@@ -183,53 +248,52 @@ cdef Py_ssize_t _active_set_finish(
     the objective, so the method is finite; it gives up (returning 0 and
     leaving ``u`` and ``w`` unchanged) after ``max_rounds`` rounds or when the
     working set outgrows the work arrays.
+
+    The rows of ``G`` on ``B`` and the Cholesky factor of ``G_BB`` are updated
+    as coordinates enter (``O(n + b^2)``) and leave (``O(b^2)``), so a round
+    costs ``O(n b)`` for the new point instead of a refactorisation.
     """
     cdef Py_ssize_t n = H.shape[0], bmax = GB.shape[0]
-    cdef Py_ssize_t i, a, c, b = 0, _rnd, block, worst
-    cdef int n_int = <int> n, one = 1, b_int, info = 0
-    cdef double hjj = H[j, j], coef, lo, hi, zero = 0.0, alpha = 1.0
-    cdef double step, t, d, viol, worst_viol, slack
-    cdef double *g
+    cdef Py_ssize_t i, a, t, c, b = 0, nfree = bmax, _rnd, block, worst, worst_pos
+    cdef int n_int = <int> n, one = 1
+    cdef double hjj = H[j, j], lo, hi, acc
+    cdef double step, tt, d, viol, worst_viol, slack
+    cdef double[::1] y = z[bmax:]
 
     if not lam > 0.0:
         return 0  # the box is a point: coordinate descent is already exact
+    for a in range(bmax):
+        bidx[2 * bmax + a] = bmax - 1 - a
+    c = 0
     for i in range(n):
         ucur[i] = u[i]
         inb[i] = 0
         if i != j and (u[i] == s[i] - lam or u[i] == s[i] + lam):
-            inb[i] = 1
-    for _rnd in range(max_rounds):
-        b = 0
-        for i in range(n):
-            if inb[i]:
-                if b == bmax:
-                    return 0
-                bidx[b] = i
-                b += 1
-        if b == 0:
-            for i in range(n):
-                unew[i] = 0.0
-        else:
-            for a in range(b):
-                c = bidx[a]
-                coef = H[j, c] / hjj
-                for i in range(n):
-                    GB[a, i] = H[c, i] - coef * H[j, i]
-            # G_BB packed with leading dimension b at the start of the buffer
-            g = &Gbb[0, 0]
-            for a in range(b):
-                for c in range(b):
-                    g[a * b + c] = GB[a, bidx[c]]
-                z[a] = ucur[bidx[a]]
-            b_int = <int> b
-            dposv(b"U", &b_int, &one, g, &b_int, &z[0], &b_int, &info)
-            if info != 0:
+            c += 1
+    if c > bmax:
+        return 0  # give up before any work: the start is too far from a small active set
+    for i in range(n):
+        if i != j and (u[i] == s[i] - lam or u[i] == s[i] + lam):
+            if not _ws_add(H, j, hjj, i, GB, L, y, bidx, &b, &nfree, inb):
                 return 0
-            # unew = G[:, B] z  (GB is (b, n) C-ordered, i.e. (n, b) for BLAS)
-            dgemv(b"N", &n_int, &b_int, &alpha, &GB[0, 0], &n_int, &z[0], &one,
-                  &zero, &unew[0], &one)
-            for a in range(b):
-                unew[bidx[a]] = ucur[bidx[a]]
+    for _rnd in range(max_rounds):
+        # z = G_BB^-1 u_B by two triangular solves, then unew = G[:, B] z.
+        for a in range(b):
+            acc = ucur[bidx[a]]
+            for t in range(a):
+                acc -= L[a, t] * y[t]
+            y[a] = acc / L[a, a]
+        for a in range(b - 1, -1, -1):
+            acc = y[a]
+            for t in range(a + 1, b):
+                acc -= L[t, a] * z[t]
+            z[a] = acc / L[a, a]
+        for i in range(n):
+            unew[i] = 0.0
+        for a in range(b):
+            daxpy(&n_int, &z[a], &GB[bidx[bmax + a], 0], &one, &unew[0], &one)
+        for a in range(b):
+            unew[bidx[a]] = ucur[bidx[a]]
         # Largest feasible step from ucur towards unew.
         step = 1.0
         block = -1
@@ -241,14 +305,14 @@ cdef Py_ssize_t _active_set_finish(
             d = unew[i] - ucur[i]
             slack = 1e-13 * (fabs(s[i]) + lam)
             if unew[i] > hi + slack and d > 0.0:
-                t = (hi - ucur[i]) / d
-                if t < step:
-                    step = t
+                tt = (hi - ucur[i]) / d
+                if tt < step:
+                    step = tt
                     block = i
             elif unew[i] < lo - slack and d < 0.0:
-                t = (lo - ucur[i]) / d
-                if t < step:
-                    step = t
+                tt = (lo - ucur[i]) / d
+                if tt < step:
+                    step = tt
                     block = i
         if block >= 0:
             if step < 0.0:
@@ -258,13 +322,15 @@ cdef Py_ssize_t _active_set_finish(
                     ucur[i] = _clip(ucur[i] + step * (unew[i] - ucur[i]),
                                     s[i] - lam, s[i] + lam)
             ucur[block] = s[block] + lam if unew[block] > s[block] else s[block] - lam
-            inb[block] = 1
+            if not _ws_add(H, j, hjj, block, GB, L, y, bidx, &b, &nfree, inb):
+                return 0
             continue
         for i in range(n):
             if i != j and not inb[i]:
                 ucur[i] = _clip(unew[i], s[i] - lam, s[i] + lam)
         # Optimal for this working set: check the gradient signs on B.
         worst = -1
+        worst_pos = -1
         worst_viol = 0.0
         for a in range(b):
             c = bidx[a]
@@ -273,9 +339,10 @@ cdef Py_ssize_t _active_set_finish(
             if viol > worst_viol:
                 worst_viol = viol
                 worst = c
+                worst_pos = a
         if worst < 0:
             break
-        inb[worst] = 0
+        _ws_remove(worst_pos, L, bidx, &b, &nfree, inb)
     else:
         return 0
     for i in range(n):
@@ -419,8 +486,8 @@ def box_qp_finish(const double[:, ::1] H, Py_ssize_t j, const double[::1] s,
     cdef Py_ssize_t n = H.shape[0], ok
     cdef double[:, ::1] GB = np.empty((bmax, n))
     cdef double[:, ::1] Gbb = np.empty((bmax, bmax))
-    cdef double[::1] z = np.empty(bmax)
-    cdef Py_ssize_t[::1] bidx = np.empty(bmax, dtype=np.intp)
+    cdef double[::1] z = np.empty(2 * bmax)
+    cdef Py_ssize_t[::1] bidx = np.empty(3 * bmax, dtype=np.intp)
     cdef double[::1] unew = np.empty(n)
     cdef double[::1] ucur = np.empty(n)
     cdef signed char[::1] inb = np.empty(n, dtype=np.int8)
@@ -449,8 +516,8 @@ cdef class Workspace:
         self.w = np.empty(n)
         self.GB = np.empty((bmax, n))
         self.Gbb = np.empty((bmax, bmax))
-        self.z = np.empty(bmax)
-        self.bidx = np.empty(bmax, dtype=np.intp)
+        self.z = np.empty(2 * bmax)
+        self.bidx = np.empty(3 * bmax, dtype=np.intp)
         self.unew = np.empty(n)
         self.ucur = np.empty(n)
         self.inb = np.empty(n, dtype=np.int8)

@@ -107,6 +107,28 @@ def test_active_set_finish_is_exact(seed, n, lam):
     np.testing.assert_allclose(w[keep], Y @ u[keep], atol=1e-8 * np.abs(Y @ u[keep]).max())
 
 
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 40), lam=st.floats(0.05, 2.0))
+def test_active_set_finish_from_a_vertex_drops_bounds_exactly(seed, n, lam):
+    # Starting with every coordinate at a bound, the method must release many
+    # of them: each release deletes a row and column of the Cholesky factor
+    # of G_BB (Givens rotations), which must stay exact.
+    rng = np.random.default_rng(seed)
+    X = _random_pd(rng, n, cond=1e3)
+    H = np.ascontiguousarray(np.linalg.inv(X))
+    j = int(rng.integers(n))
+    s = 0.3 * rng.standard_normal(n)
+    u = s + lam * rng.choice([-1.0, 1.0], size=n)
+    w = np.empty(n)
+    assert fast.box_qp_finish(H, j, s, lam, u, w, n, 4 * n + 10)
+    keep = np.r_[0:j, j + 1 : n]
+    Y = X[np.ix_(keep, keep)]
+    viol, feasible = _kkt_violation(Y, s[keep], lam, u[keep])
+    assert feasible
+    assert viol < 1e-7
+    np.testing.assert_allclose(w[keep], Y @ u[keep], atol=1e-7 * max(np.abs(Y @ u[keep]).max(), 1))
+
+
 def test_active_set_finish_gives_up_on_small_workspace():
     rng = np.random.default_rng(0)
     X = _random_pd(rng, 8)
