@@ -227,9 +227,11 @@ class SparseComponent:
     lam : float
         The penalty it was solved at.
     loadings : ndarray of shape (n_features,)
-        Unit-norm loadings, zero outside ``support``.
+        Unit-norm loadings, zero outside ``support``: with ``refit=True``
+        (default) the leading eigenvector of the deflated covariance on the
+        support, otherwise the solver's loadings.
     support : ndarray of int
-        Indices of the nonzero loadings.
+        Indices of the nonzero loadings (the support DSPCA selected).
     objective, upper_bound, gap : float
         DSPCA objective, certified upper bound and relative gap, for the
         (deflated) covariance the component was solved on.
@@ -353,7 +355,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 lam: list[float] | None, deflation: str, tol: float, search_tol: float,
                 max_solves: int, lam_rtol: float, max_sweeps: int, options: dict[str, Any],
                 verbose: bool, warn_short: bool = True,
-                pca_variance: NDArray[np.float64] | None = None) -> SparseComponents:
+                pca_variance: NDArray[np.float64] | None = None,
+                refit: bool = True) -> SparseComponents:
     """The deflation loop over a covariance operator."""
     t0 = time.perf_counter()
     if cardinality is not None:
@@ -398,6 +401,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
         if res.support.size == 0:
             message = f"component {t} is empty at lam={res.lam!r}"
             break
+        if refit and res.support.size > 1:
+            x = _refit(work, res.support)
         c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
         if not c > work.floor:
             message = (f"component {t} explains no variance of the deflated covariance "
@@ -419,6 +424,18 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     return SparseComponents(components=tuple(comps), deflation=deflation,
                             n_requested=n_components, explained=explained, message=message,
                             seconds=time.perf_counter() - t0, n_features=cov.n)
+
+
+def _refit(cov: _Covariance, support: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Unit loadings of largest variance on ``support``: the leading eigenvector
+    of ``Sigma[support][:, support]``, largest-magnitude entry positive."""
+    _, vecs = np.linalg.eigh(cov.block(support))
+    v = vecs[:, -1]
+    if v[np.argmax(np.abs(v))] < 0:
+        v = -v
+    x = np.zeros(cov.n)
+    x[support] = v
+    return x
 
 
 def _check_sparsity(cardinality: Any, lam: Any, n_components: int,
@@ -453,6 +470,7 @@ def sparse_components(
     max_qp_passes: int = 5,
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
+    refit: bool = True,
     verbose: bool = False,
 ) -> SparseComponents:
     r"""Several sparse principal components of a covariance matrix, by deflation.
@@ -488,6 +506,14 @@ def sparse_components(
         As for :func:`dspca_cardinality` (``tol`` also for fixed ``lam``).
     max_sweeps, max_qp_passes, qp_tol, qp_finish :
         Passed to :func:`spca.dspca_bca`.
+    refit : bool, default=True
+        Replace the loadings of each component by the leading eigenvector of
+        ``Sigma_t`` restricted to the support DSPCA selected (the variance
+        maximising loadings on that support; Moghaddam et al.'s "variational
+        renormalisation"). The support, ``lam`` and the certificate are
+        those of the relaxation either way. With ``False`` the loadings are
+        the solver's (:attr:`DSPCAResult.loadings`), which the ``l1`` penalty
+        shrinks towards equal magnitudes.
     verbose : bool, default=False
         Print the progress of each search.
 
@@ -544,9 +570,12 @@ def sparse_components(
     lam_rtol = check_positive(lam_rtol, "lam_rtol")
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
+    if not isinstance(refit, bool | np.bool_):
+        raise TypeError(f"refit must be True or False, got {refit!r}")
     cov = _MatrixCovariance(Sigma)
     cards, lams = _check_sparsity(cardinality, lam, n_components, cov.n)
     return _components(cov, n_components, cardinality=cards, lam=lams, deflation=deflation,
+                       refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                        verbose=verbose)

@@ -68,6 +68,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Schur complement (Mackey 2008: keeps the covariance PSD and all
         earlier loadings annihilated), orthogonalized projection, or removal
         of the features already used (disjoint supports).
+    refit : bool, default=True
+        Loadings of largest variance on each selected support (see
+        :func:`spca.sparse_components`); ``False`` keeps the solver's loadings.
     center : bool, default=True
         Subtract the column means (implicitly: sparse ``X`` is never densified).
     scale : bool, default=False
@@ -162,6 +165,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         cardinality: int | Sequence[int] | None = None,
         lam: float | Sequence[float] | None = None,
         deflation: str = "schur",
+        refit: bool = True,
         center: bool = True,
         scale: bool = False,
         tol: float = 1e-6,
@@ -173,6 +177,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.cardinality = cardinality
         self.lam = lam
         self.deflation = deflation
+        self.refit = refit
         self.center = center
         self.scale = scale
         self.tol = tol
@@ -183,7 +188,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     # -- fitting -------------------------------------------------------------------
 
     def _check_params(self) -> None:
-        for name in ("center", "scale", "verbose"):
+        for name in ("refit", "center", "scale", "verbose"):
             if not isinstance(getattr(self, name), bool | np.bool_):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.deflation not in DEFLATIONS:
@@ -238,7 +243,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             tol=tol, search_tol=tol, max_solves=check_int(self.max_solves, "max_solves"),
             lam_rtol=1e-4, max_sweeps=check_int(self.max_sweeps, "max_sweeps"),
             options=_solver_options(5, 1e-3, True), verbose=self.verbose,
-            warn_short=explicit,
+            warn_short=explicit, refit=self.refit,
         )
         if result.n_components == 0:
             raise ValueError(f"no sparse component could be computed: {result.message}")

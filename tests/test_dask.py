@@ -37,7 +37,8 @@ from spca.text._stats import (  # noqa: E402
 
 
 def test_dask_backend_without_a_client_says_how_to_start_one(tmp_path):
-    # runs before the module's cluster exists (tests run in file order)
+    # the module's client is not the default one (set_as_default=False), so
+    # this holds in any test order
     with pytest.raises(ValueError, match="No clients found"):
         distributed.default_client()
     out = convert_uci_to_parquet(data_path("docword.reuters.txt.gz"), tmp_path / "r")
@@ -52,7 +53,7 @@ def client():
     # dashboard_address=None would still bind the scheduler's HTTP server to port 8787
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address="127.0.0.1:0") as cluster, \
-            distributed.Client(cluster) as c:
+            distributed.Client(cluster, set_as_default=False) as c:
         yield c
 
 

@@ -231,3 +231,25 @@ def test_explained_variance_definitions():
         explained_variance(S, V, method="zht")
     with pytest.raises(ValueError, match=r"components must have shape \(n_components, 8\)"):
         explained_variance(S, np.ones((2, 3)))
+
+
+def test_refit_gives_the_variance_maximising_loadings_on_the_support():
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((400, 20))
+    F[:, :5] += 2.0 * rng.standard_normal((400, 1)) * rng.uniform(0.5, 1.5, 5)
+    F[:, 8:12] += 1.5 * rng.standard_normal((400, 1)) * rng.uniform(0.5, 1.5, 4)
+    Sigma = F.T @ F / 400
+    fit = sparse_components(Sigma, 2, cardinality=4)
+    raw = sparse_components(Sigma, 2, cardinality=4, refit=False)
+    a, b = fit.components[0], raw.components[0]
+    np.testing.assert_array_equal(a.support, b.support)  # the relaxation is the same
+    assert a.lam == b.lam and a.objective == b.objective
+    vals, vecs = np.linalg.eigh(Sigma[np.ix_(a.support, a.support)])
+    np.testing.assert_allclose(a.loadings[a.support], vecs[:, -1] * np.sign(
+        vecs[np.argmax(np.abs(vecs[:, -1])), -1]), atol=1e-12)
+    assert a.variance == pytest.approx(vals[-1], rel=1e-12)
+    assert a.variance >= b.variance
+    assert np.linalg.norm(a.loadings) == pytest.approx(1.0)
+    assert fit.explained.cumulative[0] >= raw.explained.cumulative[0]
+    with pytest.raises(TypeError, match="refit must be True or False"):
+        sparse_components(Sigma, 1, cardinality=3, refit="yes")

@@ -153,6 +153,7 @@ def sparse_topics(
     n_components: int = 5,
     cardinality: int = 5,
     deflation: str = "removal",
+    refit: bool = True,
     transform: Transform = "count",
     normalize: Normalize = None,
     n_candidates: int = 1024,
@@ -193,6 +194,10 @@ def sparse_topics(
         How the covariance is deflated between components. ``"removal"`` drops
         the words already used (disjoint word lists, as in the paper's
         tables); see :func:`spca.sparse_components`.
+    refit : bool, default=True
+        Loadings of largest variance on each selected word list (the leading
+        eigenvector of the covariance of those words); the words are ranked
+        by them. ``False`` keeps the solver's loadings.
     transform : {"count", "binary", "log1p", "tfidf"}, default="count"
         Values analysed (raw counts are the paper's setting).
     normalize : {None, "l1", "l2"}, default=None
@@ -262,7 +267,8 @@ def sparse_topics(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             comps = sparse_components(C, n_components, cardinality=cardinality,
-                                      deflation=deflation, tol=tol, verbose=verbose)
+                                      deflation=deflation, tol=tol, refit=refit,
+                                      verbose=verbose)
         tc = time.perf_counter()
         t_pass2 += tb - ta
         t_solve += tc - tb
