@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -15,6 +16,11 @@ from _corpora import assert_cov_equal, assert_stats_equal, counts_with_edge_case
 
 distributed = pytest.importorskip("distributed")  # in the test extra
 pytest.importorskip("pyarrow")
+import cloudpickle  # noqa: E402  (a dependency of distributed)
+
+# The helpers below run on the workers and the scheduler (client.run), which
+# cannot import this test module: send them by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 from spca.cli import main  # noqa: E402
 from spca.datasets import data_path, make_synthetic_corpus  # noqa: E402
