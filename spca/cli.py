@@ -54,6 +54,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--deflation", choices=["removal", "schur", "projection"],
                    default="removal",
                    help="deflation between components (default: removal, disjoint lists)")
+    t.add_argument("--no-refit", dest="refit", action="store_false",
+                   help="rank the words by the solver's loadings instead of the loadings "
+                        "of largest variance on each word list")
     t.add_argument("--transform", choices=["count", "binary", "log1p", "tfidf"],
                    default="count", help="values analysed (default: raw counts)")
     t.add_argument("--normalize", choices=["l1", "l2"], default=None,
@@ -157,8 +160,9 @@ def _topics(args: argparse.Namespace) -> int:
     with _dask_client(args) as client:
         res = sparse_topics(
             source, vocab, n_components=args.components, cardinality=args.cardinality,
-            deflation=args.deflation, transform=args.transform, normalize=args.normalize,
-            n_candidates=args.candidates, tol=args.tol, progress=progress, client=client,
+            deflation=args.deflation, refit=args.refit, transform=args.transform,
+            normalize=args.normalize, n_candidates=args.candidates, tol=args.tol,
+            progress=progress, client=client,
         )
     if args.format == "json":
         out = json.dumps(res.as_dict(), indent=2) + "\n"

@@ -168,3 +168,20 @@ def test_cli_on_the_bundled_nyt_sample(capsys):
     assert {"company", "market", "business", "percent"} <= set(first["words"])
     assert {"game", "team", "season", "play"} <= set(second["words"])
     assert first["reduced_size"] < 3012 and first["gap"] <= 1e-6
+
+
+def test_cli_no_refit_keeps_the_solver_loadings(files, capsys):
+    # the same word lists; the loadings are the solver's (not the leading
+    # eigenvector of each list's covariance)
+    docword, vocab, _ = files
+    args = ["topics", str(docword), str(vocab), "--components", "2", "--cardinality", "4",
+            "--format", "json", "--candidates", "16"]
+    assert main(args) == 0
+    fit = json.loads(capsys.readouterr().out)
+    assert main(args + ["--no-refit"]) == 0
+    raw = json.loads(capsys.readouterr().out)
+    for a, b in zip(fit["components"], raw["components"], strict=True):
+        assert set(a["words"]) == set(b["words"])
+        assert a["explained_variance"] >= b["explained_variance"] * (1 - 1e-12)
+    assert any(a["loadings"] != b["loadings"]
+               for a, b in zip(fit["components"], raw["components"], strict=True))
