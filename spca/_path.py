@@ -265,7 +265,7 @@ def _check_psd_once(cov: _Covariance) -> None:
 
 
 # Sweep limit of the solves that only bracket the target cardinality.
-SEARCH_SWEEPS = 50
+SEARCH_SWEEPS = 20
 
 # Smallest ratio between consecutive lams of the downward phase of the search.
 STEP_MIN = 0.7
