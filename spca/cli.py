@@ -181,7 +181,14 @@ def _dask_client(args: argparse.Namespace) -> Iterator[Any]:
         yield None
         return
     from .text import _dask
+    from .text._source import open_source
 
+    # Refuse a source the workers cannot read before starting any cluster.
+    if args.sample:
+        raise ValueError("--sample is an in-memory corpus; --workers and --scheduler need a "
+                         "Parquet dataset (see `spca convert`) or a cache directory")
+    if args.docword:
+        _dask.source_pieces(open_source(args.docword), 1)
     if args.workers is not None:
         with _dask.local_cluster(args.workers) as client:
             yield client

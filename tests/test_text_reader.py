@@ -270,6 +270,9 @@ def test_binary_cache(tmp_path):
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     cache = cache_uci_bow(path, tmp_path / "cache")
     assert (cache / "doc.npy").exists()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (cache.stat().st_mode & 0o777) == 0o777 & ~umask  # readable by other users' workers
     mtime = (cache / "doc.npy").stat().st_mtime_ns
     assert cache_uci_bow(path, tmp_path / "cache") == cache  # reused, not rebuilt
     assert (cache / "doc.npy").stat().st_mtime_ns == mtime

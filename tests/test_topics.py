@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import spca
 from spca.cli import main
-from spca.datasets import load_reuters_sample, make_synthetic_corpus
+from spca.datasets import data_path, load_reuters_sample, make_synthetic_corpus
 from spca.text import sparse_topics, word_statistics
 
 
@@ -185,3 +185,21 @@ def test_cli_no_refit_keeps_the_solver_loadings(files, capsys):
         assert a["explained_variance"] >= b["explained_variance"] * (1 - 1e-12)
     assert any(a["loadings"] != b["loadings"]
                for a, b in zip(fit["components"], raw["components"], strict=True))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["topics", "--sample", "reuters", "--workers", "2"], "in-memory corpus"),
+    (["topics", str(data_path("docword.reuters.txt.gz")), "--workers", "2"],
+     "reads a Parquet dataset"),
+])
+def test_cli_dask_refuses_unreadable_sources_before_starting_a_cluster(argv, message, capsys,
+                                                                       monkeypatch):
+    from spca.text import _dask
+
+    def no_cluster(*args, **kwargs):
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(_dask, "local_cluster", no_cluster)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("spca: error:") and message in err

@@ -318,6 +318,9 @@ def cache_uci_bow(
             return target
     header = read_uci_header(src)
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{src.name}.", suffix=".tmp"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # not mkdtemp's 0700: other users' workers read caches too
     try:
         arrays = {
             name: np.lib.format.open_memmap(tmp / f"{name}.npy", mode="w+", dtype=np.int32,
