@@ -506,7 +506,8 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     n_blocks = len(blocks)
     m_all = S.shape[0]
     kept_all = kept
-    R = _relevant(S, lam_n, blocks) if n_blocks > 1 else None
+    cheap = _cheap_bounds(S, lam_n, blocks) if n_blocks > 1 or m_all == 1 else []
+    R = _relevant(S, lam_n, blocks, cheap) if n_blocks > 1 else None
     if R is not None:
         # Only the blocks in R can reach phi (the others are bounded by the
         # value of the best single feature): solve over them alone, without
@@ -515,7 +516,9 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
         kept = kept[R]
         position = np.full(m_all, -1, dtype=np.intp)
         position[R] = np.arange(R.size)
-        blocks = [position[b] for b in blocks if position[b[0]] >= 0]
+        inside = [position[b[0]] >= 0 for b in blocks]
+        cheap = [c for c, keep in zip(cheap, inside, strict=True) if keep]
+        blocks = [position[b] for b, keep in zip(blocks, inside, strict=True) if keep]
     X, M = _start(S, lam_n, phi0, X0, kept, scale, checked)
     t_setup = time.perf_counter()
     history: list[tuple[int, float, float, float]] = []
@@ -528,7 +531,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
         n_solved = 1
     else:
         sweep, cert, n_passes, n_exact, t_cert, beta_k, n_solved = _solve_blocks(
-            S, lam_n, X, M, blocks, history, options)
+            S, lam_n, X, M, blocks, cheap, history, options)
     t_end = time.perf_counter()
     converged = cert.gap <= tol
     if not converged:
@@ -571,29 +574,39 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
 RESTRICT_FRACTION = 0.25
 
 
-def _relevant(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> np.ndarray | None:
+def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> list[float]:
+    """Upper bound of each block's value: ``lambda_max(S_cc - clip(S_cc, -lam, lam))``
+    with diagonal ``S_ii - lam`` (exact, ``S_jj - lam``, for a single feature)."""
+    out = []
+    for b in blocks:
+        if b.size == 1:
+            out.append(float(S[b[0], b[0]]) - lam)
+            continue
+        Sb = S[np.ix_(b, b)]
+        base = Sb - np.clip(Sb, -lam, lam)
+        np.fill_diagonal(base, np.diag(Sb) - lam)
+        out.append(lambda_max_upper(base))
+    return out
+
+
+def _relevant(S: np.ndarray, lam: float, blocks: list[np.ndarray],
+              cheap: list[float]) -> np.ndarray | None:
     """Features of the blocks whose cheap bound exceeds the best single feature.
 
     ``phi = max_c phi_c`` over the blocks ``c`` (see :func:`_blocks`) and
-    ``phi_c <= lambda_max(S_cc - clip(S_cc, -lam, lam))`` (diagonal
-    ``S_ii - lam``); a single feature ``i`` has ``phi = S_ii - lam`` exactly.
-    So only the feature of largest variance and the blocks whose bound
-    exceeds its value can hold the solution.  Returns the sorted features of
-    those blocks, or ``None`` when they are not much fewer than all.
+    ``phi_c <= cheap[c]`` (:func:`_cheap_bounds`); a single feature ``i``
+    has ``phi = S_ii - lam`` exactly.  So only the feature of largest
+    variance and the blocks whose bound exceeds its value can hold the
+    solution.  Returns the sorted features of those blocks, or ``None`` when
+    they are not much fewer than all.
     """
     m = S.shape[0]
     d = np.diag(S)
     best = int(np.argmax(d))
     floor = float(d[best]) - lam
     keep = [np.array([best], dtype=np.intp)]
-    for b in blocks:
-        if b.size == 1:
-            continue
-        Sb = S[np.ix_(b, b)]
-        base = Sb - np.clip(Sb, -lam, lam)
-        np.fill_diagonal(base, np.diag(Sb) - lam)
-        if best in b or lambda_max_upper(base) > floor:
-            keep.append(b)
+    keep += [b for b, c in zip(blocks, cheap, strict=True)
+             if b.size > 1 and (c > floor or best in b)]
     R = np.unique(np.concatenate(keep))
     if R.size > (1.0 - RESTRICT_FRACTION) * m:
         return None
@@ -635,11 +648,11 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
                    max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose)
 
 
-def _solve_blocks(S, lam_n, X, M, blocks, history, options):
+def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
     """Solve a problem whose thresholded graph has several components.
 
-    Components are taken by decreasing cheap upper bound ``lambda_max`` of
-    ``S_cc - clip(S_cc, -lam, lam)`` (diagonal ``S_ii - lam``); one whose bound
+    Components are taken by decreasing cheap upper bound ``cheap`` (see
+    :func:`_cheap_bounds`); one whose bound
     does not exceed the best value found is not solved. A single feature has
     the exact value ``S_jj - lam``. ``X`` and ``M`` become block diagonal
     (cross entries of ``S + U`` are zero), which keeps ``X`` positive definite
@@ -648,9 +661,6 @@ def _solve_blocks(S, lam_n, X, M, blocks, history, options):
     m = S.shape[0]
     base = S - np.clip(S, -lam_n, lam_n)
     np.fill_diagonal(base, np.diag(S) - lam_n)
-    # (a single feature's value S_jj - lam is exact and needs no eigensolver)
-    cheap = [float(base[b[0], b[0]]) if b.size == 1 else lambda_max_upper(base[np.ix_(b, b)])
-             for b in blocks]
     order = np.argsort(cheap)[::-1]
     Xd = np.diag(np.diag(X))  # blocks left unsolved keep their diagonal
     Md = base.copy()

@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ._source import _CACHE_META, _Source, open_source
+from ._source import _CACHE_META, _shared_tmpdir, _Source, open_source
 from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
 
 __all__ = ["PARQUET_MANIFEST", "convert_uci_to_parquet", "open_parquet", "write_parquet"]
@@ -683,10 +682,7 @@ def write_parquet(
                 + ("" if overwrite else " (overwrite=True replaces an spca Parquet dataset)")
             )
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0700 would hide the shards from other users
+    tmp = _shared_tmpdir(out.parent, out.name)
     writer: _ShardWriter | None = None
     try:
         D, W = src.n_docs, src.n_words

@@ -182,6 +182,19 @@ def _iter_records(doc: Any, word: Any, count: Any, lo: int, end: int, row: int,
         yield DocumentChunk(row, row_stop, empty, empty, empty)
 
 
+def _shared_tmpdir(parent: Path, name: str) -> Path:
+    """A new temporary directory ``parent/.name.*.tmp`` with the umask's mode.
+
+    Not mkdtemp's 0700: the cache or dataset it becomes (by rename) is read
+    by other users' processes too, e.g. Dask workers.
+    """
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{name}.", suffix=".tmp"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    return tmp
+
+
 def open_source(source: Any) -> _Source:
     """Wrap ``source`` (file, cache or Parquet directory, matrix, Corpus) for streaming.
 
@@ -317,10 +330,7 @@ def cache_uci_bow(
         ):
             return target
     header = read_uci_header(src)
-    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{src.name}.", suffix=".tmp"))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # not mkdtemp's 0700: other users' workers read caches too
+    tmp = _shared_tmpdir(root, src.name)
     try:
         arrays = {
             name: np.lib.format.open_memmap(tmp / f"{name}.npy", mode="w+", dtype=np.int32,
