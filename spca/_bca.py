@@ -239,31 +239,27 @@ def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
             M = X0._dual_columns.copy()
     else:
         full = np.asarray(X0, dtype=np.float64)
-    n = full.shape[0] if full.ndim == 2 else -1
-    if checked:
-        X = full[np.ix_(kept, kept)] / scale
-        X = 0.5 * (X + X.T)
-        new = ~X.any(axis=1)
-        X[new, new] = 1e-3 * phi0 / m
-        return np.ascontiguousarray(X), np.ascontiguousarray(M)
-    if full.ndim != 2 or full.shape[0] != full.shape[1]:
-        raise ValueError(f"X0 must be a square matrix, got shape {np.shape(full)}")
-    if not np.all(np.isfinite(full)):
-        raise ValueError("X0 must be finite, got NaN or inf entries")
-    if kept.size and kept.max() >= n:
-        raise ValueError(f"X0 has {n} features but Sigma has more (feature {kept.max()})")
+    if not checked:
+        n = full.shape[0] if full.ndim == 2 else -1
+        if full.ndim != 2 or full.shape[0] != full.shape[1]:
+            raise ValueError(f"X0 must be a square matrix, got shape {np.shape(full)}")
+        if not np.all(np.isfinite(full)):
+            raise ValueError("X0 must be finite, got NaN or inf entries")
+        if kept.size and kept.max() >= n:
+            raise ValueError(f"X0 has {n} features but Sigma has more (feature {kept.max()})")
     X = full[np.ix_(kept, kept)] / scale
     X = 0.5 * (X + X.T)
     # Features new to the iterate (e.g. eliminated at the previous lam, so
     # their row of X0 is zero) get a small diagonal entry.
-    new = np.all(X == 0, axis=1)
+    new = ~X.any(axis=1)
     X[new, new] = 1e-3 * phi0 / m
-    try:
-        sla.cholesky(X, lower=True)
-    except sla.LinAlgError:
-        raise ValueError(
-            "X0 restricted to the features solved over is not positive definite"
-        ) from None
+    if not checked:
+        try:
+            sla.cholesky(X, lower=True)
+        except sla.LinAlgError:
+            raise ValueError(
+                "X0 restricted to the features solved over is not positive definite"
+            ) from None
     return np.ascontiguousarray(X), np.ascontiguousarray(M)
 
 
