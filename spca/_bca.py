@@ -734,7 +734,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         # and at the last sweep.
         if sweep > 10 and sweep % (sweep // 10) and sweep < max_sweeps:
             continue
-        new = certify(S, lam_n, X, M)
+        new = certify(S, lam_n, X, M, tol=tol)
         # The barrier problem of this beta is solved to its own accuracy (its
         # dual gap is about n * beta / Tr X): try the support refinement, which
         # also certifies optima of rank > 1, before lowering beta. Also when

@@ -71,9 +71,16 @@ def lambda_max_upper(M: np.ndarray, vector: bool = False):
     return float(top + margin)
 
 
+# Below this order numpy's full eigh costs less than LAPACK's subset driver.
+SMALL_EIGH = 12
+
+
 def _top_eigh(A: np.ndarray) -> tuple[float, np.ndarray]:
     """Largest eigenvalue and a unit eigenvector of the symmetric ``A``."""
     n = A.shape[0]
+    if n <= SMALL_EIGH:
+        w, V = np.linalg.eigh(A)
+        return float(w[-1]), V[:, -1]
     try:
         w, V = sla.eigh(A, subset_by_index=[n - 1, n - 1], check_finite=False)
     except np.linalg.LinAlgError:  # MRRR can fail on clustered spectra: use D&C
@@ -102,6 +109,10 @@ def _polish_support(Sigma: np.ndarray, lam: float, S: np.ndarray, signs: np.ndar
     leading eigenvector; the signs are then updated and the step repeated until
     they no longer change.
     """
+    if S.size == 1:  # x = e_i: the value is Sigma_ii - lam
+        x = np.zeros(Sigma.shape[0])
+        x[S[0]] = 1.0
+        return x, float(Sigma[S[0], S[0]]) - lam
     sub = Sigma[np.ix_(S, S)]
     sigma = signs.astype(np.float64)
     best_xs = np.zeros(S.size)
@@ -121,7 +132,8 @@ def _polish_support(Sigma: np.ndarray, lam: float, S: np.ndarray, signs: np.ndar
 
 
 def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
-           max_support: int | None = None) -> tuple[np.ndarray, float]:
+           max_support: int | None = None,
+           memo: dict | None = None) -> tuple[np.ndarray, float]:
     """Rank-one primal candidate read off a direction ``v`` (e.g. Z's eigenvector).
 
     For each threshold ``theta`` in ``SUPPORT_THRESHOLDS`` the support
@@ -130,6 +142,8 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
     (the smallest support on ties).  Supports larger than ``max_support``
     (default ``max(32, n // 3)``) are skipped, except the smallest one.  The
     support of the result is exactly the set of its nonzero entries.
+    ``memo`` (a dict) caches the polished candidates by starting support and
+    signs, for several calls on the same ``Sigma`` and ``lam``.
     """
     n = Sigma.shape[0]
     if max_support is None:
@@ -143,7 +157,14 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
         if S.size in seen or (S.size > max_support and best_x is not None):
             continue
         seen.add(S.size)
-        x, val = _polish_support(Sigma, lam, S, np.sign(v[S]))
+        signs = np.sign(v[S])
+        key = (S.tobytes(), signs.tobytes())
+        hit = None if memo is None else memo.get(key)
+        if hit is None:
+            hit = _polish_support(Sigma, lam, S, signs)
+            if memo is not None:
+                memo[key] = hit
+        x, val = hit
         # Strict improvement needed, so that ties keep the smaller support.
         if best_x is None or val > best_val + 1e-12 * abs(best_val):
             best_x, best_val = x, val
@@ -162,6 +183,9 @@ def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray
     ax = np.abs(xs)
     if not np.any(ax > 0):
         return np.clip(R0, lo, hi)
+    nz = np.flatnonzero(ax > 0)
+    if R0.shape[0] * nz.size * nz.size <= EXACT_PROJECTION_MAX:
+        return _project_rows_exact(R0, xs, lo, hi, nz)
     # |theta| beyond this puts every coordinate with xs_k != 0 at a bound
     bound = (np.abs(R0).max() + np.abs(lo).max() + np.abs(hi).max()) / ax[ax > 0].min() + 1.0
     a = np.full(R0.shape[0], -bound)
@@ -173,6 +197,48 @@ def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray
         a = np.where(pos, mid, a)
         b = np.where(pos, b, mid)
     return np.clip(R0 - (0.5 * (a + b))[:, None] * xs, lo, hi)
+
+
+# Largest rows x support^2 for which _project_rows finds theta exactly
+# (from the breakpoints of the piecewise-linear r(theta) . xs) instead of by
+# bisection.
+EXACT_PROJECTION_MAX = 500_000
+
+
+def _project_rows_exact(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                        nz: np.ndarray) -> np.ndarray:
+    """``_project_rows`` through the breakpoints of ``g(theta) = r(theta) . xs``.
+
+    ``g`` is continuous, non-increasing and linear between the values of
+    ``theta`` where a coordinate ``k`` with ``xs_k != 0`` reaches a bound,
+    ``(r0_k - lo_k) / xs_k`` and ``(r0_k - hi_k) / xs_k``; ``g`` is evaluated at
+    all of them and its zero interpolated on the interval where it changes
+    sign (or ``theta`` put at the first or last breakpoint, where every such
+    coordinate is at a bound, when ``g`` keeps one sign).
+    """
+    x = xs[nz]
+    r0, lo_s, hi_s = R0[:, nz], lo[:, nz], hi[:, nz]
+    q, s = r0.shape
+    bp = np.sort(np.concatenate([(r0 - lo_s) / x, (r0 - hi_s) / x], axis=1), axis=1)
+    # g at every breakpoint: (q, 2s) from (q, 2s, s) terms
+    vals = np.clip(r0[:, None, :] - bp[:, :, None] * x, lo_s[:, None, :], hi_s[:, None, :])
+    g = vals @ x
+    pos = g > 0
+    j = pos.sum(axis=1)  # g is non-increasing: breakpoints 0..j-1 have g > 0
+    rows = np.arange(q)
+    theta = np.empty(q)
+    first, last = j == 0, j == 2 * s
+    theta[first] = bp[first, 0]
+    theta[last] = bp[last, -1]
+    mid = ~(first | last)
+    jm = j[mid]
+    rm = rows[mid]
+    t0, t1 = bp[rm, jm - 1], bp[rm, jm]
+    g0, g1 = g[rm, jm - 1], g[rm, jm]
+    denom = g0 - g1
+    frac = np.divide(g0, denom, out=np.zeros_like(g0), where=denom > 0)
+    theta[mid] = t0 + np.clip(frac, 0.0, 1.0) * (t1 - t0)
+    return np.clip(R0 - theta[:, None] * xs, lo, hi)
 
 
 def rank_one_dual(Sigma: np.ndarray, lam: float, x: np.ndarray,
@@ -355,6 +421,9 @@ def relative_gap(lower: float, upper: float) -> float:
     return diff / max(abs(upper), np.finfo(float).tiny)
 
 
+# Largest support of the first round of candidates of ``certify(..., tol>0)``.
+QUICK_SUPPORT = 12
+
 # Largest support that ``certify(..., refine=True)`` hands to refine_on_support.
 MAX_REFINE_SUPPORT = 40
 
@@ -363,26 +432,36 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
             refine: bool = False, tol: float = 0.0) -> Certificate:
     """Best primal and dual bounds available from the iterate (X, M).
 
-    With ``refine=True`` and a gap above ``tol`` after the cheap candidates,
-    the supports ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3, 1e-4,
-    at most ``MAX_REFINE_SUPPORT`` features) of ``Z = X / Tr X`` are also
-    solved by ``refine_on_support``, which handles optima of rank > 1.
+    With ``tol > 0`` the rank-one candidates of support at most
+    ``QUICK_SUPPORT`` are polished first, and the larger supports only when
+    those leave a relative gap above ``tol``.  With ``refine=True`` and a gap
+    above ``tol`` after the cheap candidates, the supports
+    ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3, 1e-4, at most
+    ``MAX_REFINE_SUPPORT`` features) of ``Z = X / Tr X`` are also solved by
+    ``refine_on_support``, which handles optima of rank > 1.
     """
     trace = np.trace(X)
     Zb = X / trace
     lower_b = dspca_objective(Sigma, Zb, lam)
     ub_b, D, dvec = barrier_dual(Sigma, lam, M)
-    x, lower_x = polish(Sigma, lam, leading_eigenvector(Zb))
-    x2, lower_x2 = polish(Sigma, lam, dvec)
-    if lower_x2 > lower_x:
-        x, lower_x = x2, lower_x2
-    if lower_x >= lower_b:
-        lower, Z, primal = lower_x, np.outer(x, x), "rank-one polish"
-    else:
-        lower, Z, primal = lower_b, Zb, "barrier"
-    upper, dual = rank_one_dual(Sigma, lam, x, D), "rank-one"
-    if ub_b < upper:
-        upper, dual = ub_b, "barrier"
+    memo: dict = {}  # the two directions often give the same supports
+    vz = leading_eigenvector(Zb)
+    # With tol > 0, candidates of small support are tried first: when one of
+    # them closes the gap to tol the larger supports are not polished.
+    for limit in ((QUICK_SUPPORT, None) if tol > 0 else (None,)):
+        x, lower_x = polish(Sigma, lam, vz, max_support=limit, memo=memo)
+        x2, lower_x2 = polish(Sigma, lam, dvec, max_support=limit, memo=memo)
+        if lower_x2 > lower_x:
+            x, lower_x = x2, lower_x2
+        if lower_x >= lower_b:
+            lower, Z, primal = lower_x, np.outer(x, x), "rank-one polish"
+        else:
+            lower, Z, primal = lower_b, Zb, "barrier"
+        upper, dual = rank_one_dual(Sigma, lam, x, D), "rank-one"
+        if ub_b < upper:
+            upper, dual = ub_b, "barrier"
+        if relative_gap(lower, upper) <= tol:
+            break
     if refine and relative_gap(lower, upper) > tol:
         d = np.diag(Zb)
         seen: set[int] = set()

@@ -396,7 +396,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             solver = _Solver(work, max_sweeps=max_sweeps, options=options, verbose=verbose)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", EmptyProblemWarning)
-                res = solver.solve(lam_t, tol)
+                res = solver.full(solver.solve(lam_t, tol))
         x = res.loadings
         if res.support.size == 0:
             message = f"component {t} is empty at lam={res.lam!r}"

@@ -26,8 +26,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
-from ._bca import ConvergenceWarning, DSPCAResult, _dspca_bca_checked
+from ._bca import RESTRICT_FRACTION, ConvergenceWarning, DSPCAResult, _dspca_bca_checked
+from ._certificate import lambda_max_upper
 from ._validation import check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance
 
@@ -169,11 +172,30 @@ def _lift(res: DSPCAResult, W: NDArray[np.intp], n: int) -> DSPCAResult:
     )
 
 
+class _Solved(NamedTuple):
+    """A solve kept for warm starts: its iterate ``X`` over the features ``G``
+    (a subset of the surviving ``W``) and the diagonal over all of ``W``."""
+
+    lam: float
+    W: NDArray[np.intp]
+    G: NDArray[np.intp]
+    X: NDArray[np.float64]
+    diag: NDArray[np.float64]
+    result: DSPCAResult
+
+
 class _Solver:
     """Warm-started DSPCA solves over a covariance operator at varying ``lam``.
 
     Keeps the dense block of the features surviving at the lowest ``lam``
-    solved so far and slices every other block out of it.
+    solved so far (every other block is sliced out of it) and the entries of
+    that block with ``|Sigma_ij|`` above its ``lam``, which are the edges of
+    the block structure of every higher ``lam`` (see :func:`spca._bca._blocks`).
+    A problem that splits is solved over its relevant blocks alone (the
+    blocks whose bound exceeds the best single feature, see
+    :func:`spca._bca._relevant`), at a cost in the size of those blocks, not
+    of all surviving features; :meth:`full` re-expresses such a result over
+    every surviving feature, as :func:`spca.dspca_bca` returns it.
     """
 
     def __init__(self, cov: _Covariance, *, max_sweeps: int, options: dict[str, Any],
@@ -186,68 +208,170 @@ class _Solver:
         self._lam_block = math.inf
         self._idx: NDArray[np.intp] = np.empty(0, np.intp)
         self._block = np.zeros((0, 0))
-        # (lam, W, result on the block over W)
-        self._solved: list[tuple[float, NDArray[np.intp], DSPCAResult]] = []
+        self._edges = (np.empty(0, np.intp), np.empty(0, np.intp), np.empty(0))
+        self._solved: list[_Solved] = []
+        # id(result) -> (result, W, diagonal over W, number of blocks) of the
+        # results solved over their relevant features only
+        self._restricted: dict[int, tuple[DSPCAResult, NDArray[np.intp], NDArray[np.float64],
+                                          int]] = {}
         self.trials: list[LamTrial] = []
 
-    def _get_block(self, lam: float, W: NDArray[np.intp]) -> NDArray[np.float64]:
-        if lam < self._lam_block or self._idx.size == 0:
-            block = self.cov.block(W)
-            # Checked here (unless the whole covariance was): every later
-            # block is a principal block of this one.
-            if not self.cov.psd_checked:
-                check_psd(block, W)
-            self._idx, self._block, self._lam_block = W, block, lam
+    def _ensure_block(self, lam: float, W: NDArray[np.intp]) -> None:
+        if lam >= self._lam_block and self._idx.size:
+            return
+        block = self.cov.block(W)
+        # Checked here (unless the whole covariance was): every later block is
+        # a principal block of this one.
+        if not self.cov.psd_checked:
+            check_psd(block, W)
+        self._idx, self._block, self._lam_block = W, block, lam
+        i, j = np.nonzero(np.triu(np.abs(block) > lam, 1))
+        self._edges = (W[i], W[j], np.abs(block[i, j]))
+
+    def _sub(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """Dense block over ``idx`` (sorted, inside the cached block)."""
+        if idx.size == self._idx.size:
             return self._block
-        pos = np.searchsorted(self._idx, W)
+        pos = np.searchsorted(self._idx, idx)
         return self._block[np.ix_(pos, pos)]
 
-    def _warm_start(self, lam: float, W: NDArray[np.intp]) -> Any:
-        if not self._solved:
-            return None
+    def _relevant(self, lam: float, W: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
+        """The features that can hold the solution at ``lam`` and the number of
+        blocks; ``None`` when they are not much fewer than ``W``.
 
-        def distance(item: tuple[float, Any, Any]) -> float:
-            other = item[0]
+        Same rule as :func:`spca._bca._relevant`: the feature of largest
+        variance, and every block of two or more features whose bound
+        ``lambda_max(S_cc - clip(S_cc, -lam, lam))`` (diagonal ``S_ii - lam``)
+        exceeds that feature's value ``max_i S_ii - lam``.  Blocks are first
+        screened by the row sums of that matrix (Gershgorin), which bound its
+        largest eigenvalue too.
+        """
+        m = W.size
+        ei, ej, ew = self._edges
+        d = self.d
+        on = (ew > lam) & (d[ei] > lam) & (d[ej] > lam)
+        pi = np.searchsorted(W, ei[on])
+        pj = np.searchsorted(W, ej[on])
+        graph = csr_matrix((np.ones(pi.size), (pi, pj)), shape=(m, m))
+        n_comp, labels = connected_components(graph, directed=False)
+        if n_comp == 1:
+            return None, 1
+        dW = d[W]
+        best = int(np.argmax(dW))
+        floor = float(dW[best]) - lam
+        excess = ew[on] - lam
+        rows = dW - lam + np.bincount(pi, excess, m) + np.bincount(pj, excess, m)
+        size = np.bincount(labels, minlength=n_comp)
+        gersh = np.full(n_comp, -np.inf)
+        np.maximum.at(gersh, labels, rows)
+        keep = np.zeros(n_comp, dtype=bool)
+        keep[labels[best]] = True
+        # (a relative margin keeps a block whose bound ties with floor)
+        for c in np.flatnonzero((size > 1) & (gersh > floor - 1e-12 * abs(floor)) & ~keep):
+            b = np.flatnonzero(labels == c)
+            Sb = self._sub(W[b])
+            base = Sb - np.clip(Sb, -lam, lam)
+            np.fill_diagonal(base, np.diag(Sb) - lam)
+            keep[c] = lambda_max_upper(base) > floor
+        R = np.flatnonzero(keep[labels])
+        if R.size > (1.0 - RESTRICT_FRACTION) * m:
+            return None, n_comp
+        return W[R], n_comp
+
+    def _warm_start(self, lam: float, W: NDArray[np.intp],
+                    G: NDArray[np.intp]) -> tuple[Any, NDArray[np.float64]]:
+        """Warm start over ``G`` (a subset of ``W``) from the solve at the nearest
+        ``lam``, and the diagonal over ``W`` that the features outside ``G``
+        keep (as in :func:`spca._bca._solve` for a restricted problem)."""
+        scale = float(self.d[W].max())
+        if not self._solved:
+            return None, np.full(W.size, (scale - lam) / W.size)
+
+        def distance(item: _Solved) -> float:
+            other = item.lam
             if lam > 0 and other > 0:
                 return abs(math.log(lam / other))
             return math.inf if lam != other else 0.0
 
-        lam0, W0, res0 = min(self._solved, key=distance)
-        if res0.kept.size == 0:
-            return None
-        if np.array_equal(W0, W):
-            return res0
-        g = W0[res0.kept]
-        common, i_prev, i_new = np.intersect1d(g, W, assume_unique=True, return_indices=True)
-        X0 = np.zeros((W.size, W.size))
-        X0[np.ix_(i_new, i_new)] = res0.X_reduced[np.ix_(i_prev, i_prev)]
-        return X0
+        prev = min(self._solved, key=distance)
+        # The diagonal the previous iterate had over W (zero for new features).
+        diag = np.zeros(W.size)
+        common, i_prev, i_new = np.intersect1d(prev.W, W, assume_unique=True,
+                                               return_indices=True)
+        diag[i_new] = prev.diag[i_prev]
+        diag[diag == 0] = 1e-3 * (scale - lam) / W.size
+        if prev.G.size == 0:
+            return None, diag
+        if np.array_equal(prev.G, G):
+            return prev.result, diag
+        X0 = np.zeros((G.size, G.size))
+        common, i_prev, i_new = np.intersect1d(prev.G, G, assume_unique=True,
+                                               return_indices=True)
+        X0[np.ix_(i_new, i_new)] = prev.X[np.ix_(i_prev, i_prev)]
+        inside = np.isin(G, common, assume_unique=True)
+        outside = np.flatnonzero(~inside)
+        if outside.size:
+            # Features of G outside the previous G keep the previous diagonal.
+            pos = np.searchsorted(prev.W, G[outside])
+            ok = (pos < prev.W.size) & (prev.W[np.minimum(pos, prev.W.size - 1)] == G[outside])
+            X0[outside[ok], outside[ok]] = prev.diag[pos[ok]]
+        return X0, diag
 
     def solve(self, lam: float, tol: float, max_sweeps: int | None = None) -> DSPCAResult:
         """Solve at ``lam``; returns the result over all features and records a trial.
 
-        ``max_sweeps`` caps this solve below the solver's own limit.
+        ``max_sweeps`` caps this solve below the solver's own limit.  The
+        result may be over the relevant features only; pass it to :meth:`full`
+        for the form of :func:`spca.dspca_bca`.
         """
         budget = self.max_sweeps if max_sweeps is None else min(max_sweeps, self.max_sweeps)
         t0 = time.perf_counter()
         W = np.flatnonzero(self.d > lam).astype(np.intp)
-        B = self._get_block(lam, W)
-        X0 = self._warm_start(lam, W)
+        self._ensure_block(lam, W)
+        R, n_blocks = self._relevant(lam, W)
+        G = W if R is None else R
+        X0, diag = self._warm_start(lam, W, G)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            res = _dspca_bca_checked(B, lam, tol=tol, max_sweeps=budget, X0=X0,
+            res = _dspca_bca_checked(self._sub(G), lam, tol=tol, max_sweeps=budget, X0=X0,
                                      **self.options)
-        self._solved.append((lam, W, res))
-        out = _lift(res, W, self.cov.n)
+        out = _lift(res, G, self.cov.n)
+        if R is not None:
+            pos = np.searchsorted(W, R)
+            diag[pos] = np.diag(res.X_reduced)
+            self._restricted[id(out)] = (out, W, diag, n_blocks)
+        else:
+            diag = np.diag(res.X_reduced).copy()
+        self._solved.append(_Solved(lam, W, G[res.kept], res.X_reduced, diag, res))
         trial = LamTrial(lam=float(lam), cardinality=int(out.support.size),
                          sweeps=int(res.n_sweeps), seconds=time.perf_counter() - t0,
-                         gap=float(res.gap), reduced_size=int(res.reduced_size), tol=tol)
+                         gap=float(res.gap), reduced_size=int(W.size), tol=tol)
         self.trials.append(trial)
         if self.verbose:
             print(f"  lam={trial.lam:.10g}  cardinality={trial.cardinality:4d}  "
                   f"reduced={trial.reduced_size:5d}  sweeps={trial.sweeps:3d}  "
                   f"gap={trial.gap:.1e}  {trial.seconds:.3f}s")
         return out
+
+    def full(self, res: DSPCAResult) -> DSPCAResult:
+        """``res`` over every feature surviving elimination at its ``lam``.
+
+        A result solved over its relevant features gets ``Z`` zero and ``X``
+        diagonal elsewhere (the upper bound holds for the whole problem: the
+        other blocks are bounded by the best single feature's value).
+        """
+        entry = self._restricted.get(id(res))
+        if entry is None or entry[0] is not res:
+            return res
+        _, W, diag, n_blocks = entry
+        pos = np.searchsorted(W, res.kept)
+        ix = np.ix_(pos, pos)
+        Z = np.zeros((W.size, W.size))
+        Z[ix] = res.Z_reduced
+        X = np.diag(diag)
+        X[ix] = res.X_reduced
+        return dataclasses.replace(res, Z_reduced=Z, X_reduced=X, kept=W, _dual_columns=None,
+                                   n_blocks=n_blocks)
 
 
 # Covariances up to this size are checked for positive semidefiniteness once
@@ -269,6 +393,8 @@ SEARCH_SWEEPS = 20
 
 # Smallest ratio between consecutive lams of the downward phase of the search.
 STEP_MIN = 0.7
+STEP_MIN_NEAR = 0.7
+TARGET_OFFSET = 1.0
 
 
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
@@ -363,8 +489,10 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         # and a solve far past the crossing is a poor warm start); within that,
         # halve lam or follow the log-log secant through the last two solves
         # towards k + 1 nonzeros.
-        floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, STEP_MIN * lam)
-        pred = _predict(solver.trials, k + 1)
+        last = solver.trials[-1].cardinality if solver.trials else 0
+        step = STEP_MIN_NEAR if 2 * last >= k else STEP_MIN
+        floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, step * lam)
+        pred = _predict(solver.trials, k + TARGET_OFFSET)
         cand = 0.5 * lam if pred is None else pred
         nxt = min(max(cand, floor_lam), 0.9 * lam)
         if nxt < ZERO_FRACTION * ds[k - 1]:
@@ -429,7 +557,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             f"{final.gap:.3e} > tol={tol:g}; increase max_sweeps or tol",
             ConvergenceWarning, stacklevel=3,
         )
-    return CardinalityResult(result=final, k=k, exact=bool(exact), message=message,
+    return CardinalityResult(result=solver.full(final), k=k, exact=bool(exact),
+                             message=message,
                              trials=tuple(solver.trials), bracket=(lo, hi),
                              seconds=time.perf_counter() - t_start)
 

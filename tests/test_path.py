@@ -297,3 +297,57 @@ def test_bracketing_solves_cut_short_still_give_a_certified_answer(monkeypatch):
     assert cut.result.n_sweeps >= 1
     assert cut.objective <= cut.upper_bound
     np.testing.assert_array_equal(np.sort(cut.support).size, 6)
+
+
+def _split_cov(seed: int, n_blocks: int = 10, size: int = 5) -> np.ndarray:
+    """Many weakly coupled groups of correlated features, shuffled."""
+    rng = np.random.default_rng(seed)
+    n = n_blocks * size
+    S = np.zeros((n, n))
+    for b in range(n_blocks):
+        A = rng.standard_normal((40, size)) + rng.uniform(0.5, 2.0) * rng.standard_normal((40, 1))
+        S[b * size:(b + 1) * size, b * size:(b + 1) * size] = rng.uniform(0.3, 1.5) * A.T @ A / 40
+    noise = 0.02 * rng.uniform(-1, 1, (n, n))
+    off = np.kron(np.eye(n_blocks), np.ones((size, size))) == 0
+    S[off] += (0.5 * (noise + noise.T))[off]
+    S += 0.2 * np.eye(n)
+    p = rng.permutation(n)
+    return S[np.ix_(p, p)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_solver_restricted_to_relevant_blocks_matches_full_solves(seed, monkeypatch):
+    # The search solves a split problem over its relevant blocks only; the
+    # result it returns (expanded by _Solver.full) must be the solve of the
+    # whole problem at that lam, and every trial's cardinality the same.
+    Sigma = _split_cov(seed)
+    cov = _MatrixCovariance(Sigma)
+    solver = _Solver(cov, max_sweeps=500, options=dict(max_qp_passes=50, qp_tol=1e-12,
+                                                      qp_finish=True), verbose=False)
+    d = np.diag(Sigma)
+    restricted = 0
+    for lam in np.geomspace(0.9 * d.max(), 0.05, 12):
+        out = solver.solve(float(lam), 1e-8)
+        restricted += out.kept.size < np.count_nonzero(d > lam)
+        res = solver.full(out)
+        ref = spca.dspca_bca(Sigma, float(lam), tol=1e-8)
+        np.testing.assert_array_equal(res.kept, ref.kept)
+        np.testing.assert_array_equal(res.support, ref.support)
+        assert res.objective == pytest.approx(ref.objective, rel=1e-7)
+        assert res.upper_bound >= ref.objective * (1 - 1e-9)
+        assert res.converged and res.gap <= 1e-8
+        assert res.Z_reduced.shape == res.X_reduced.shape == (ref.kept.size,) * 2
+        assert np.trace(res.Z_reduced) == pytest.approx(1.0, rel=1e-9)
+        assert np.linalg.eigvalsh(res.X_reduced)[0] > 0  # still a usable warm start
+        again = spca.dspca_bca(Sigma, float(lam), X0=res, tol=1e-8)
+        np.testing.assert_array_equal(again.support, ref.support)
+    assert restricted >= 3  # the restriction was actually exercised
+    # The search gives the same answer with the restriction turned off.
+    got = dspca_cardinality(Sigma, 4)
+    monkeypatch.setattr("spca._path.RESTRICT_FRACTION", 1.0)
+    monkeypatch.setattr("spca._bca.RESTRICT_FRACTION", 1.0)
+    plain = dspca_cardinality(Sigma, 4)
+    assert got.exact == plain.exact
+    np.testing.assert_array_equal(got.support, plain.support)
+    assert got.lam == pytest.approx(plain.lam, rel=1e-3)
+    np.testing.assert_array_equal(got.result.kept, np.flatnonzero(d > got.lam))
