@@ -206,6 +206,10 @@ def _inverse(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(inv)
 
 
+# Diagonal of a feature new to a warm start, relative to the cold start's.
+NEW_DIAG = 1e-3
+
+
 def _start_diagonal(X0: Any, kept: np.ndarray, scale: float, phi0: float) -> np.ndarray:
     """The diagonal of the iterate :func:`_start` would build (``X0`` already valid)."""
     m = kept.size
@@ -217,7 +221,7 @@ def _start_diagonal(X0: Any, kept: np.ndarray, scale: float, phi0: float) -> np.
     else:
         d = np.diag(np.asarray(X0, dtype=np.float64))
     d = d[kept] / scale
-    d[d == 0] = 1e-3 * phi0 / m
+    d[d == 0] = NEW_DIAG * phi0 / m
     return d
 
 
@@ -252,7 +256,7 @@ def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
     # Features new to the iterate (e.g. eliminated at the previous lam, so
     # their row of X0 is zero) get a small diagonal entry.
     new = ~X.any(axis=1)
-    X[new, new] = 1e-3 * phi0 / m
+    X[new, new] = NEW_DIAG * phi0 / m
     if not checked:
         try:
             sla.cholesky(X, lower=True)

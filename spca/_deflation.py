@@ -171,6 +171,15 @@ class _DeflatedCovariance(_Covariance):
         d = np.where(self.active & (d > self.floor), d, 0.0)
         self.diag = d
 
+    def dense_view(self) -> NDArray[np.float64] | None:
+        # Removal only zeroes rows and columns, whose variance becomes 0.
+        return self.base.dense_view() if self.L.shape[1] == 0 else None
+
+    def offdiag_rowmax(self) -> NDArray[np.float64]:
+        if self.L.shape[1] == 0:
+            return self.base.offdiag_rowmax()  # an upper bound: shared with the base
+        return super().offdiag_rowmax()
+
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         idx = np.asarray(idx, dtype=np.intp)
         B = self.base.block(idx)

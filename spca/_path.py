@@ -29,10 +29,11 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from . import _bca
 from ._bca import RESTRICT_FRACTION, ConvergenceWarning, DSPCAResult, _dspca_bca_checked
 from ._certificate import lambda_max_upper
 from ._validation import check_int, check_positive, check_psd, check_tol
-from ._variance import _Covariance, _MatrixCovariance
+from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
 __all__ = ["CardinalityResult", "LamTrial", "dspca_cardinality"]
 
@@ -184,6 +185,11 @@ class _Solved(NamedTuple):
     result: DSPCAResult
 
 
+# A warm start needs this fraction of the features solved over to have been
+# solved over before (else the solve starts cold).
+WARM_OVERLAP = 0.5
+
+
 class _Solver:
     """Warm-started DSPCA solves over a covariance operator at varying ``lam``.
 
@@ -206,9 +212,10 @@ class _Solver:
         self.options = options
         self.verbose = verbose
         self._lam_block = math.inf
+        self._lam_checked = math.inf
         self._idx: NDArray[np.intp] = np.empty(0, np.intp)
         self._block = np.zeros((0, 0))
-        self._edges = (np.empty(0, np.intp), np.empty(0, np.intp), np.empty(0))
+        self._rowmax = np.zeros(cov.n)
         self._solved: list[_Solved] = []
         # id(result) -> (result, W, diagonal over W, number of blocks) of the
         # results solved over their relevant features only
@@ -217,20 +224,33 @@ class _Solver:
         self.trials: list[LamTrial] = []
 
     def _ensure_block(self, lam: float, W: NDArray[np.intp]) -> None:
+        if not self.cov.psd_checked and lam < self._lam_checked:
+            # Every later block is a principal block of this one.
+            check_psd(self.cov.block(W), W)
+            self._lam_checked = lam
         if lam >= self._lam_block and self._idx.size:
             return
-        block = self.cov.block(W)
-        # Checked here (unless the whole covariance was): every later block is
-        # a principal block of this one.
-        if not self.cov.psd_checked:
-            check_psd(block, W)
-        self._idx, self._block, self._lam_block = W, block, lam
-        i, j = np.nonzero(np.triu(np.abs(block) > lam, 1))
-        self._edges = (W[i], W[j], np.abs(block[i, j]))
+        n = self.cov.n
+        view = self.cov.dense_view()
+        if view is not None:
+            rowmax = self.cov.offdiag_rowmax()
+        elif n <= PSD_ONCE_MAX:
+            view = self.cov.block(np.arange(n, dtype=np.intp))
+            rowmax = offdiag_rowmax(view)
+        if view is not None:
+            # The whole matrix serves every lam.
+            self._idx, self._block, self._lam_block = np.arange(n, dtype=np.intp), view, -1.0
+            self._rowmax = rowmax
+            return
+        # A large operator: the block of the features surviving at this lam,
+        # out of which the blocks of every higher lam are sliced.
+        self._idx, self._block, self._lam_block = W, self.cov.block(W), lam
+        self._rowmax = np.zeros(n)
+        self._rowmax[W] = offdiag_rowmax(self._block)
 
     def _sub(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         """Dense block over ``idx`` (sorted, inside the cached block)."""
-        if idx.size == self._idx.size:
+        if idx.size == self._block.shape[0]:
             return self._block
         pos = np.searchsorted(self._idx, idx)
         return self._block[np.ix_(pos, pos)]
@@ -244,14 +264,17 @@ class _Solver:
         ``lambda_max(S_cc - clip(S_cc, -lam, lam))`` (diagonal ``S_ii - lam``)
         exceeds that feature's value ``max_i S_ii - lam``.  Blocks are first
         screened by the row sums of that matrix (Gershgorin), which bound its
-        largest eigenvalue too.
+        largest eigenvalue too.  Only the rows with an off-diagonal entry
+        above ``lam`` are scanned for the edges ``|S_ij| > lam``.
         """
         m = W.size
-        ei, ej, ew = self._edges
         d = self.d
-        on = (ew > lam) & (d[ei] > lam) & (d[ej] > lam)
-        pi = np.searchsorted(W, ei[on])
-        pj = np.searchsorted(W, ej[on])
+        A = W[self._rowmax[W] > lam]
+        sub = self._sub(A)
+        ia, ja = np.nonzero(np.triu(np.abs(sub) > lam, 1))
+        ew = np.abs(sub[ia, ja])
+        pi = np.searchsorted(W, A[ia])
+        pj = np.searchsorted(W, A[ja])
         graph = csr_matrix((np.ones(pi.size), (pi, pj)), shape=(m, m))
         n_comp, labels = connected_components(graph, directed=False)
         if n_comp == 1:
@@ -259,7 +282,7 @@ class _Solver:
         dW = d[W]
         best = int(np.argmax(dW))
         floor = float(dW[best]) - lam
-        excess = ew[on] - lam
+        excess = ew - lam
         rows = dW - lam + np.bincount(pi, excess, m) + np.bincount(pj, excess, m)
         size = np.bincount(labels, minlength=n_comp)
         gersh = np.full(n_comp, -np.inf)
@@ -299,14 +322,18 @@ class _Solver:
         common, i_prev, i_new = np.intersect1d(prev.W, W, assume_unique=True,
                                                return_indices=True)
         diag[i_new] = prev.diag[i_prev]
-        diag[diag == 0] = 1e-3 * (scale - lam) / W.size
+        diag[diag == 0] = _bca.NEW_DIAG * (scale - lam) / W.size
         if prev.G.size == 0:
             return None, diag
         if np.array_equal(prev.G, G):
             return prev.result, diag
-        X0 = np.zeros((G.size, G.size))
         common, i_prev, i_new = np.intersect1d(prev.G, G, assume_unique=True,
                                                return_indices=True)
+        if common.size < WARM_OVERLAP * G.size:
+            # Mostly new features: the previous iterate is concentrated on
+            # others, and a cold start is the better guess.
+            return None, np.full(W.size, (scale - lam) / W.size)
+        X0 = np.zeros((G.size, G.size))
         X0[np.ix_(i_new, i_new)] = prev.X[np.ix_(i_prev, i_prev)]
         inside = np.isin(G, common, assume_unique=True)
         outside = np.flatnonzero(~inside)

@@ -37,6 +37,13 @@ DENSE_EIG_MAX = 600
 DEPENDENCE_RTOL = 1e-10
 
 
+def offdiag_rowmax(A: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``max_{j != i} |A_ij|`` for each row ``i`` of the square ``A`` (0 for n = 1)."""
+    a = np.abs(A)
+    np.fill_diagonal(a, 0.0)
+    return a.max(axis=1) if a.shape[0] else np.zeros(0)
+
+
 class _Covariance:
     """Interface of the internal covariance operators (see the module docstring)."""
 
@@ -47,6 +54,24 @@ class _Covariance:
 
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
+
+    def dense_view(self) -> NDArray[np.float64] | None:
+        """An ``n x n`` array (not a copy, not to be modified) equal to the
+        operator on the rows and columns of positive variance, or ``None``
+        when there is none at hand."""
+        return None
+
+    def offdiag_rowmax(self) -> NDArray[np.float64]:
+        """``max_{j != i} |A_ij|`` for each row ``i`` of :meth:`dense_view`
+        (computed once)."""
+        cached = getattr(self, "_rowmax", None)
+        if cached is None:
+            view = self.dense_view()
+            if view is None:
+                raise ValueError("this covariance operator has no dense view")
+            cached = self._rowmax = offdiag_rowmax(view)
+        return cached
+
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
@@ -108,6 +133,9 @@ class _MatrixCovariance(_Covariance):
         else:
             # dense_block validates finiteness and symmetry and symmetrises.
             self.S = dense_block(np.asarray(S), np.arange(self.n, dtype=np.intp), name)
+
+    def dense_view(self) -> NDArray[np.float64] | None:
+        return None if sp.issparse(self.S) else self.S
 
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         if sp.issparse(self.S):

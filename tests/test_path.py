@@ -315,13 +315,18 @@ def _split_cov(seed: int, n_blocks: int = 10, size: int = 5) -> np.ndarray:
     return S[np.ix_(p, p)]
 
 
+@pytest.mark.parametrize("storage", ["dense view", "sparse, formed once", "sparse, by blocks"])
 @pytest.mark.parametrize("seed", range(3))
-def test_solver_restricted_to_relevant_blocks_matches_full_solves(seed, monkeypatch):
+def test_solver_restricted_to_relevant_blocks_matches_full_solves(seed, storage, monkeypatch):
     # The search solves a split problem over its relevant blocks only; the
     # result it returns (expanded by _Solver.full) must be the solve of the
-    # whole problem at that lam, and every trial's cardinality the same.
+    # whole problem at that lam, and every trial's cardinality the same,
+    # whether the solver slices a dense matrix, forms a sparse one once, or
+    # forms the block of the lowest lam so far (large operators).
     Sigma = _split_cov(seed)
-    cov = _MatrixCovariance(Sigma)
+    if storage == "sparse, by blocks":
+        monkeypatch.setattr("spca._path.PSD_ONCE_MAX", 0)
+    cov = _MatrixCovariance(Sigma if storage == "dense view" else sp.csr_array(Sigma))
     solver = _Solver(cov, max_sweeps=500, options=dict(max_qp_passes=50, qp_tol=1e-12,
                                                       qp_finish=True), verbose=False)
     d = np.diag(Sigma)
