@@ -432,13 +432,14 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
             refine: bool = False, tol: float = 0.0) -> Certificate:
     """Best primal and dual bounds available from the iterate (X, M).
 
-    With ``tol > 0`` the rank-one candidates of support at most
-    ``QUICK_SUPPORT`` are polished first, and the larger supports only when
-    those leave a relative gap above ``tol``.  With ``refine=True`` and a gap
-    above ``tol`` after the cheap candidates, the supports
-    ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3, 1e-4, at most
-    ``MAX_REFINE_SUPPORT`` features) of ``Z = X / Tr X`` are also solved by
-    ``refine_on_support``, which handles optima of rank > 1.
+    Rank-one candidates are polished from the leading eigenvectors of ``Z``
+    and of the barrier dual; each one better than the previous gets its
+    rank-one dual bound.  With ``tol > 0`` the candidates of support at most
+    ``QUICK_SUPPORT`` come first, and the search stops once the relative gap
+    is within ``tol``.  With ``refine=True`` and a gap above ``tol`` after
+    these, the supports ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3,
+    1e-4, at most ``MAX_REFINE_SUPPORT`` features) of ``Z = X / Tr X`` are
+    also solved by ``refine_on_support``, which handles optima of rank > 1.
     """
     trace = np.trace(X)
     Zb = X / trace
@@ -446,22 +447,29 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
     ub_b, D, dvec = barrier_dual(Sigma, lam, M)
     memo: dict = {}  # the two directions often give the same supports
     vz = leading_eigenvector(Zb)
-    # With tol > 0, candidates of small support are tried first: when one of
-    # them closes the gap to tol the larger supports are not polished.
-    for limit in ((QUICK_SUPPORT, None) if tol > 0 else (None,)):
-        x, lower_x = polish(Sigma, lam, vz, max_support=limit, memo=memo)
-        x2, lower_x2 = polish(Sigma, lam, dvec, max_support=limit, memo=memo)
-        if lower_x2 > lower_x:
-            x, lower_x = x2, lower_x2
-        if lower_x >= lower_b:
-            lower, Z, primal = lower_x, np.outer(x, x), "rank-one polish"
-        else:
-            lower, Z, primal = lower_b, Zb, "barrier"
-        upper, dual = rank_one_dual(Sigma, lam, x, D), "rank-one"
-        if ub_b < upper:
-            upper, dual = ub_b, "barrier"
-        if relative_gap(lower, upper) <= tol:
+    # Candidates from the two directions, those of small support first when
+    # tol > 0; each better candidate gets its rank-one dual, and the search
+    # stops as soon as the gap is within tol.
+    if tol > 0:
+        stages = [(vz, QUICK_SUPPORT), (dvec, QUICK_SUPPORT), (vz, None), (dvec, None)]
+    else:
+        stages = [(vz, None), (dvec, None)]
+    x = np.zeros(Sigma.shape[0])
+    lower_x = -np.inf
+    upper, dual = ub_b, "barrier"
+    for direction, limit in stages:
+        xc, val = polish(Sigma, lam, direction, max_support=limit, memo=memo)
+        if val > lower_x:
+            x, lower_x = xc, val
+            ub_x = rank_one_dual(Sigma, lam, x, D)
+            if ub_x < upper:
+                upper, dual = ub_x, "rank-one"
+        if tol > 0 and relative_gap(max(lower_x, lower_b), upper) <= tol:
             break
+    if lower_x >= lower_b:
+        lower, Z, primal = lower_x, np.outer(x, x), "rank-one polish"
+    else:
+        lower, Z, primal = lower_b, Zb, "barrier"
     if refine and relative_gap(lower, upper) > tol:
         d = np.diag(Zb)
         seen: set[int] = set()

@@ -581,7 +581,9 @@ def sparse_components(
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
-    cov = _MatrixCovariance(Sigma)
+    # (an operator the package formed itself is taken as is, see
+    # _MatrixCovariance.formed)
+    cov = Sigma if isinstance(Sigma, _MatrixCovariance) else _MatrixCovariance(Sigma)
     cards, lams = _check_sparsity(cardinality, lam, n_components, cov.n)
     return _components(cov, n_components, cardinality=cards, lam=lams, deflation=deflation,
                        refit=bool(refit),

@@ -109,9 +109,29 @@ class _Covariance:
 class _MatrixCovariance(_Covariance):
     """Operator over a covariance matrix given explicitly (dense or scipy.sparse).
 
-    The matrix is validated (finite, symmetric, non-negative diagonal) but not
-    copied unless it has to be converted to float64.
+    The matrix is validated (finite, symmetric, non-negative diagonal); a
+    dense one is copied (symmetrised), a sparse one only if it has to be
+    converted to float64.
     """
+
+    @classmethod
+    def formed(cls, S: NDArray[np.float64], name: str = "Sigma") -> _MatrixCovariance:
+        """Wrap a dense covariance that this package formed, without checks.
+
+        For the output of :func:`spca.text.candidate_covariance`: a float64,
+        exactly symmetric array that is positive semidefinite by construction
+        (``X_c' X_c / D`` for the centred columns ``X_c``), so the ``O(n^2)``
+        validation and the ``O(n^3)`` PSD test of the public entry points are
+        skipped.  The array is used as is (not copied); a diagonal entry that
+        rounding made negative reads as 0.
+        """
+        self = cls.__new__(cls)
+        self.name = name
+        self.n = int(S.shape[0])
+        self.diag = np.maximum(np.diag(S), 0.0)
+        self.S = S
+        self.psd_checked = True
+        return self
 
     def __init__(self, Sigma: Any, name: str = "Sigma") -> None:
         S, diag = check_covariance_shape(Sigma, name)

@@ -235,7 +235,9 @@ def sparse_topics(
     >>> res.topics[0].words  # doctest: +SKIP
     ['company', 'percent', 'market', 'business', 'sell']
     """
-    from .._deflation import sparse_components  # the solver layer, imported lazily
+    # the solver layer, imported lazily
+    from .._deflation import sparse_components
+    from .._variance import _MatrixCovariance
 
     n_components = check_int(n_components, "n_components")
     cardinality = check_int(cardinality, "cardinality")
@@ -266,7 +268,8 @@ def sparse_topics(
         # Warnings of a round that is followed by a larger one are dropped.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            comps = sparse_components(C, n_components, cardinality=cardinality,
+            comps = sparse_components(_MatrixCovariance.formed(C), n_components,
+                                      cardinality=cardinality,
                                       deflation=deflation, tol=tol, refit=refit,
                                       verbose=verbose)
         tc = time.perf_counter()
