@@ -1,11 +1,11 @@
-"""The compiled co-occurrence kernel of pass 2 against a dense Gram matrix."""
+"""The compiled kernels of the two corpus passes against dense computations."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spca.text._cooccur import cooccurrence_add
+from spca.text._cooccur import cooccurrence_add, word_moments
 
 
 def _gram(doc, col, x, k):
@@ -43,3 +43,24 @@ def test_bad_arguments_are_rejected():
         cooccurrence_add(doc, np.array([0]), np.ones(2), np.zeros((3, 3)), np.zeros(3))
     with pytest.raises(ValueError, match="k x k"):
         cooccurrence_add(doc, np.array([0, 1]), np.ones(2), np.zeros((3, 2)), np.zeros(3))
+    with pytest.raises(ValueError, match="out of range"):
+        word_moments(np.array([0, 5]), np.ones(2), 1, np.zeros(3, np.int64), np.zeros(3),
+                     np.zeros(3))
+    with pytest.raises(ValueError, match="positive"):
+        word_moments(np.array([0, 1]), np.ones(2), 0, np.zeros(3, np.int64), np.zeros(3),
+                     np.zeros(3))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 12), n_words=st.integers(1, 8))
+def test_word_moments_equal_dense(seed, n_docs, n_words):
+    rng = np.random.default_rng(seed)
+    X = sp.random_array((n_docs, n_words), density=0.4, rng=rng, format="coo")
+    count, mean, m2 = np.empty(n_words, np.int64), np.empty(n_words), np.empty(n_words)
+    word_moments(X.col.astype(np.int64), X.data, n_docs, count, mean, m2)
+    dense = X.toarray()
+    np.testing.assert_array_equal(count, np.count_nonzero(dense, axis=0))
+    np.testing.assert_allclose(mean, dense.mean(axis=0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(m2, ((dense - dense.mean(axis=0)) ** 2).sum(axis=0),
+                               rtol=1e-12, atol=1e-15)
+

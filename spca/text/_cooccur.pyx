@@ -1,13 +1,81 @@
-"""Compiled kernel of pass 2 of the text pipeline: word co-occurrence sums.
+"""Compiled kernels of the two corpus passes of the text pipeline.
 
-For a block of documents given as coordinate records grouped by document,
-``cooccurrence_add`` adds ``sum_d x[d, a] x[d, b]`` over the document's pairs
-of records into a dense ``k x k`` array.  The cost is ``sum_d m_d^2 / 2`` for
-``m_d`` candidate words in document ``d``, with no intermediate sparse matrix.
+``word_moments`` (pass 1) gives the per-word record count, mean and sum of
+squared deviations of a block of documents in two sweeps over its records.
+
+``cooccurrence_add`` (pass 2): for a block of documents given as coordinate
+records grouped by document, adds ``sum_d x[d, a] x[d, b]`` over the
+document's pairs of records into a dense ``k x k`` array.  The cost is
+``sum_d m_d^2 / 2`` for ``m_d`` candidate words in document ``d``, with no
+intermediate sparse matrix.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
+
+ctypedef fused word_t:
+    int32_t
+    int64_t
+
+
+def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
+                 int64_t[::1] count, double[::1] mean, double[::1] m2):
+    """Per-word statistics of the records of a block of ``n_docs`` documents.
+
+    Parameters
+    ----------
+    word : int32 or int64 array of shape (r,)
+        Word of each record, in ``0 .. n_words - 1``.
+    x : float64 array of shape (r,)
+        Value of each record.
+    n_docs : int
+        Number of documents of the block (positive; documents without a
+        record count as zeros).
+    count, mean, m2 : arrays of shape (n_words,), overwritten
+        Records of each word; its mean ``sum x / n_docs`` over the block;
+        its sum of squared deviations from that mean over the ``n_docs``
+        documents, ``sum (x - mean)^2 + (n_docs - count) mean^2``.
+
+    Notes
+    -----
+    Two sweeps (sums, then deviations), so the deviations are exact; the
+    sums are in record order, as ``numpy.bincount`` would give them.
+    """
+    cdef Py_ssize_t r = word.shape[0]
+    cdef Py_ssize_t W = count.shape[0]
+    cdef Py_ssize_t i, w
+    cdef double dev, mw
+    cdef bint bad = False
+    if x.shape[0] != r:
+        raise ValueError("word and x must have the same length")
+    if mean.shape[0] != W or m2.shape[0] != W:
+        raise ValueError("count, mean and m2 must have the same length")
+    if n_docs <= 0:
+        raise ValueError(f"n_docs must be positive, got {n_docs}")
+    with nogil:
+        for w in range(W):
+            count[w] = 0
+            mean[w] = 0.0
+            m2[w] = 0.0
+        for i in range(r):
+            w = word[i]
+            if w < 0 or w >= W:
+                bad = True
+                break
+            count[w] += 1
+            mean[w] += x[i]
+        if not bad:
+            for w in range(W):
+                mean[w] = mean[w] / n_docs
+            for i in range(r):
+                w = word[i]
+                dev = x[i] - mean[w]
+                m2[w] += dev * dev
+            for w in range(W):
+                mw = mean[w]
+                m2[w] = m2[w] + <double>(n_docs - count[w]) * (mw * mw)
+    if bad:
+        raise ValueError(f"word index {word[i]} out of range 0..{W - 1}")
 
 
 def cooccurrence_add(const int64_t[::1] doc, const int64_t[::1] col,

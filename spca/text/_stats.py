@@ -44,7 +44,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._cooccur import cooccurrence_add
+from ._cooccur import cooccurrence_add, word_moments
 from ._source import open_source
 from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
 
@@ -156,10 +156,14 @@ def idf_from_df(document_frequency: ArrayLike, n_docs: int) -> NDArray[np.float6
 
 def _values(chunk: DocumentChunk, transform: str, normalize: str | None,
             idf: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """Transformed (and normalised) values of the records of a chunk."""
+    """Transformed (and normalised) values of the records of a chunk, C-contiguous
+    float64.  Read-only: for ``"count"`` without normalisation this may be
+    ``chunk.count`` itself."""
     c = chunk.count
     if transform == "count":
-        x = np.asarray(c, dtype=np.float64).copy()
+        x = np.ascontiguousarray(c, dtype=np.float64)
+        if normalize is not None and np.may_share_memory(x, c):
+            x = x.copy()
     elif transform == "binary":
         x = np.ones(len(c), dtype=np.float64)
     elif transform == "log1p":
@@ -177,6 +181,14 @@ def _values(chunk: DocumentChunk, transform: str, normalize: str | None,
         scale = norms[local]
         np.divide(x, scale, out=x, where=scale > 0)
     return x
+
+
+def _indices(a: ArrayLike) -> NDArray[np.integer]:
+    """``a`` as a C-contiguous int32 or int64 array (the kernels' index types)."""
+    a = np.asarray(a)
+    if a.dtype != np.int32 and a.dtype != np.int64:
+        a = a.astype(np.int64)
+    return np.ascontiguousarray(a)
 
 
 def _check_backend(backend: str, client: Any) -> str:
@@ -251,8 +263,9 @@ def pass1_partial(chunks: Iterable[DocumentChunk], n_words: int, transform: str,
     """Pass-1 partial (count, mean, M2, document frequency, nnz) of some chunks.
 
     Each chunk's mean and sum of squared deviations are exact from its
-    nonzeros (an absent entry contributes ``(0 - mean)^2``); chunks are
-    merged in order by :func:`combine_pass1`.
+    nonzeros (an absent entry contributes ``(0 - mean)^2``), in two sweeps of
+    a compiled loop over its records; chunks are merged in order as by
+    :func:`combine_pass1`.
     """
     W = n_words
     n = 0
@@ -260,18 +273,18 @@ def pass1_partial(chunks: Iterable[DocumentChunk], n_words: int, transform: str,
     m2 = np.zeros(W)
     df_total = np.zeros(W, dtype=np.int64)
     nnz = 0
+    occ = np.empty(W, dtype=np.int64)
+    mean_c = np.empty(W)
+    m2_c = np.empty(W)
     for chunk in chunks:
         n_c = chunk.row_stop - chunk.row_start
         if n_c <= 0:
             continue
         x = _values(chunk, transform, normalize, idf)
-        word = chunk.word
+        word = _indices(chunk.word)
         nnz += len(word)
-        occ = np.bincount(word, minlength=W)
+        word_moments(word, x, n_c, occ, mean_c, m2_c)
         df_total += occ
-        mean_c = np.bincount(word, weights=x, minlength=W) / n_c
-        dev = x - mean_c[word]
-        m2_c = np.bincount(word, weights=dev * dev, minlength=W) + (n_c - occ) * mean_c**2
         total = n + n_c
         delta = mean_c - mean
         mean += delta * (n_c / total)
