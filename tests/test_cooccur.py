@@ -5,7 +5,13 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spca.text._cooccur import centre_gram, cooccurrence_add, symmetrize_gram, word_moments
+from spca.text._cooccur import (
+    centre_gram,
+    cooccurrence_add,
+    normalize_documents,
+    symmetrize_gram,
+    word_moments,
+)
 
 
 def _gram(doc, word, x, position, k, block, ld):
@@ -112,3 +118,19 @@ def test_centre_gram():
     centre_gram(gram, mean, 7)
     np.testing.assert_array_equal(gram, expected)
     np.testing.assert_array_equal(gram, gram.T)
+
+
+@pytest.mark.parametrize("norm", [1, 2])
+def test_normalize_documents(norm):
+    doc = np.array([3, 3, 3, 0, 5, 5], dtype=np.int32)  # contiguous, any order
+    x = np.array([1.0, -2.0, 2.0, 0.0, 0.5, 0.25])
+    y = x.copy()
+    normalize_documents(doc, y, norm)
+    for d in (3, 0, 5):
+        rows = doc == d
+        n = np.linalg.norm(x[rows], ord=norm)
+        np.testing.assert_allclose(y[rows], x[rows] / n if n else x[rows], rtol=1e-15)
+    with pytest.raises(ValueError, match="norm"):
+        normalize_documents(doc, y, 3)
+    with pytest.raises(ValueError, match="same length"):
+        normalize_documents(doc[:2], y, 1)

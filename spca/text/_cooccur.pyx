@@ -1,7 +1,8 @@
 """Compiled kernels of the two corpus passes of the text pipeline.
 
 ``word_moments`` (pass 1) gives the per-word record count, mean and sum of
-squared deviations of a block of documents in two sweeps over its records.
+squared deviations of a block of documents in two sweeps over its records;
+``normalize_documents`` divides each document by its l1 or l2 norm.
 
 ``cooccurrence_add`` (pass 2) adds ``sum_d x[d, a] x[d, b]`` over the pairs
 of candidate records of each document of a block into a dense ``k x k``
@@ -16,6 +17,7 @@ intermediate sparse matrix.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.stdint cimport int32_t, int64_t
+from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc, realloc
 
 ctypedef fused doc_t:
@@ -169,6 +171,46 @@ def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
                 m2[w] = m2[w] + <double>(n_docs - count[w]) * (mw * mw)
     if bad:
         raise ValueError(f"word index {word[i]} out of range 0..{W - 1}")
+
+
+def normalize_documents(const doc_t[::1] doc, double[::1] x, int norm):
+    """Divide the values of each document by their l1 or l2 norm, in place.
+
+    Parameters
+    ----------
+    doc : int32 or int64 array of shape (r,)
+        Document of each record; the records of a document must be
+        contiguous.
+    x : float64 array of shape (r,), updated in place
+        Value of each record.  A document whose norm is 0 is left as is.
+    norm : {1, 2}
+        ``sum |x|`` or ``sqrt(sum x^2)`` over the records of the document,
+        summed in record order (as ``numpy.bincount`` would).
+    """
+    cdef Py_ssize_t r = doc.shape[0]
+    cdef Py_ssize_t s = 0, e, i
+    cdef double acc
+    if x.shape[0] != r:
+        raise ValueError("doc and x must have the same length")
+    if norm != 1 and norm != 2:
+        raise ValueError(f"norm must be 1 or 2, got {norm}")
+    with nogil:
+        while s < r:
+            e = s + 1
+            while e < r and doc[e] == doc[s]:
+                e += 1
+            acc = 0.0
+            if norm == 1:
+                for i in range(s, e):
+                    acc += fabs(x[i])
+            else:
+                for i in range(s, e):
+                    acc += x[i] * x[i]
+                acc = sqrt(acc)
+            if acc > 0:
+                for i in range(s, e):
+                    x[i] = x[i] / acc
+            s = e
 
 
 def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,

@@ -44,7 +44,13 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._cooccur import centre_gram, cooccurrence_add, symmetrize_gram, word_moments
+from ._cooccur import (
+    centre_gram,
+    cooccurrence_add,
+    normalize_documents,
+    symmetrize_gram,
+    word_moments,
+)
 from ._source import open_source
 from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
 
@@ -172,14 +178,8 @@ def _values(chunk: DocumentChunk, transform: str, normalize: str | None,
         assert idf is not None
         x = np.asarray(c, dtype=np.float64) * idf[chunk.word]
     if normalize is not None and len(x):
-        local = chunk.doc - chunk.row_start
-        n_rows = chunk.row_stop - chunk.row_start
-        if normalize == "l1":
-            norms = np.bincount(local, weights=np.abs(x), minlength=n_rows)
-        else:
-            norms = np.sqrt(np.bincount(local, weights=x * x, minlength=n_rows))
-        scale = norms[local]
-        np.divide(x, scale, out=x, where=scale > 0)
+        # in place (x is a fresh array); the records of a document are contiguous
+        normalize_documents(_indices(chunk.doc), x, 1 if normalize == "l1" else 2)
     return x
 
 
