@@ -19,9 +19,8 @@ def _gram(doc, word, x, position, k, block, ld):
     squares, sums = np.zeros(k), np.zeros(k)
     cooccurrence_add(doc, word, x.astype(np.float64), position, pairs, squares, sums, block)
     assert not pairs[:, k:].any()  # the padding is never written
-    gram = np.empty((k, k))
-    symmetrize_gram(pairs, squares, gram)
-    return gram, sums
+    symmetrize_gram(pairs, squares)
+    return pairs.reshape(-1)[:k * k].reshape(k, k), sums
 
 
 @settings(max_examples=80, deadline=None)

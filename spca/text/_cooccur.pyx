@@ -19,6 +19,7 @@ intermediate sparse matrix.
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memmove
 
 ctypedef fused doc_t:
     int32_t
@@ -403,36 +404,48 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         raise MemoryError()
 
 
-def symmetrize_gram(const double[:, ::1] pairs, const double[::1] squares,
-                    double[:, ::1] gram):
-    """``gram = pairs + pairs.T + diag(squares)`` over the first ``k`` columns.
+def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
+    """``gram = pairs + pairs.T + diag(squares)`` in place, as a C-ordered k x k array.
 
     Parameters
     ----------
-    pairs : float64 array of shape (k, ld), ``ld >= k``
-        As filled by :func:`cooccurrence_add`.
+    pairs : float64 array of shape (k, ld), ``ld >= k``, overwritten
+        As filled by :func:`cooccurrence_add`.  On exit, the first ``k * k``
+        entries of its buffer hold the Gram matrix, row by row (without the
+        padding): ``pairs.reshape(-1)[:k * k].reshape(k, k)``, exactly
+        symmetric (``gram[a, b]`` and ``gram[b, a]`` are the same sum).
     squares : float64 array of shape (k,)
-    gram : float64 array of shape (k, k), overwritten
-        Exactly symmetric (``gram[a, b]`` and ``gram[b, a]`` are the same
-        sum).  Written row by row: the transposed reads are of ``pairs``,
-        whose padded rows do not alias in the caches.
+
+    Notes
+    -----
+    In place, so that no new ``k x k`` array is allocated (for k ~ 1000 its
+    first touch costs more than the sweep itself).
     """
     cdef Py_ssize_t k = squares.shape[0]
+    cdef Py_ssize_t ld = pairs.shape[1]
     cdef Py_ssize_t a0, b0, a, b, a1, b1
-    if pairs.shape[0] != k or pairs.shape[1] < k:
+    cdef double v
+    cdef double* base
+    if pairs.shape[0] != k or ld < k:
         raise ValueError("pairs must be k x (>= k)")
-    if gram.shape[0] != k or gram.shape[1] != k:
-        raise ValueError("gram must be k x k")
+    if k == 0:
+        return
+    base = &pairs[0, 0]
     with nogil:
         for a0 in range(0, k, 64):
             a1 = min(a0 + 64, k)
-            for b0 in range(0, k, 64):
+            for b0 in range(a0, k, 64):
                 b1 = min(b0 + 64, k)
                 for a in range(a0, a1):
-                    for b in range(b0, b1):
-                        gram[a, b] = pairs[a, b] + pairs[b, a]
+                    for b in range(max(a + 1, b0), b1):
+                        v = pairs[a, b] + pairs[b, a]
+                        pairs[a, b] = v
+                        pairs[b, a] = v
         for a in range(k):
-            gram[a, a] += squares[a]
+            pairs[a, a] = pairs[a, a] + pairs[a, a] + squares[a]
+        if ld > k:  # drop the padding; row a moves down, never over a row still to move
+            for a in range(1, k):
+                memmove(base + a * k, base + a * ld, k * sizeof(double))
 
 
 def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):

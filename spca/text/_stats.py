@@ -346,8 +346,8 @@ def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_w
         x = _values(chunk, transform, normalize, idf)
         cooccurrence_add(_indices(chunk.doc), _indices(chunk.word), x, position, pairs,
                          squares, sums, _TILE)
-    gram = np.empty((k, k))
-    symmetrize_gram(pairs, squares, gram)
+    symmetrize_gram(pairs, squares)  # in place, dropping the padding
+    gram = pairs.reshape(-1)[:k * k].reshape(k, k)
     return Pass2Partial(gram, sums)
 
 
