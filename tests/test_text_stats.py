@@ -188,6 +188,27 @@ def test_screening_and_nyt_sample_pipeline():
                                atol=1e-12 * cov.max())
 
 
+def test_candidate_covariance_follows_words_order():
+    # more words than a tile of the kernel's accumulator, in the caller's order
+    # (neither sorted nor by frequency): rows and columns follow ``words``
+    from spca.datasets import load_nytimes_sample
+
+    corpus = load_nytimes_sample()
+    stats = word_statistics(corpus)
+    rng = np.random.default_rng(0)
+    words = rng.permutation(np.argsort(-stats.variance)[:600])
+    cov = candidate_covariance(corpus, words, stats=stats)
+    Xk = corpus.counts[:, words].toarray()
+    ref = np.cov(Xk, rowvar=False, ddof=0)
+    np.testing.assert_allclose(cov, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_array_equal(cov, cov.T)
+    np.testing.assert_allclose(np.diag(cov), stats.variance[words], rtol=1e-12)
+    by_id = candidate_covariance(corpus, np.sort(words), stats=stats)
+    rank = np.argsort(np.argsort(words))
+    np.testing.assert_allclose(cov, by_id[np.ix_(rank, rank)], rtol=1e-12,
+                               atol=1e-14 * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("kind", ["file", "sparse"])
 def test_memory_does_not_grow_with_documents(tmp_path, kind):
     # the same number of words, 8x more documents: peak memory must not grow

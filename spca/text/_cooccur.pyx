@@ -1,60 +1,471 @@
-"""Compiled kernel of pass 2 of the text pipeline: word co-occurrence sums.
+"""Compiled kernels of the two corpus passes of the text pipeline.
 
-For a block of documents given as coordinate records grouped by document,
-``cooccurrence_add`` adds ``sum_d x[d, a] x[d, b]`` over the document's pairs
-of records into a dense ``k x k`` array.  The cost is ``sum_d m_d^2 / 2`` for
-``m_d`` candidate words in document ``d``, with no intermediate sparse matrix.
+``word_moments`` (pass 1) gives the per-word record count, mean and sum of
+squared deviations of a block of documents in two sweeps over its records;
+``normalize_documents`` divides each document by its l1 or l2 norm.
+
+``cooccurrence_add`` (pass 2) adds ``sum_d x[d, a] x[d, b]`` over the pairs
+of candidate records of each document of a block into a dense ``k x k``
+array.  It maps word ids to candidate positions itself (skipping the other
+words), then loops over the document's pairs tile by tile of the ``k x k``
+array, so that the part being updated stays in cache.  The cost is
+``sum_d m_d^2 / 2`` for ``m_d`` candidate words in document ``d``, with no
+intermediate sparse matrix.
+
+``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int32_t, int64_t
+from libc.math cimport fabs, sqrt
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memmove
+
+ctypedef fused doc_t:
+    int32_t
+    int64_t
+
+ctypedef fused word_t:
+    int32_t
+    int64_t
 
 
-def cooccurrence_add(const int64_t[::1] doc, const int64_t[::1] col,
-                     const double[::1] x, double[:, ::1] pairs, double[::1] squares):
-    """Accumulate the products of the records of each document.
+# The pair loops add, for rows i of one segment of records and columns j of
+# another, x_i x_j to pairs[col_i, col_j].  Four rows at a time: each (col_j,
+# x_j) loaded serves four updates, which keeps the loop bound by the updates
+# themselves (read-modify-write of scattered entries) rather than the loads.
+
+cdef inline void _rectangle(double* base, Py_ssize_t ld, const int32_t* col,
+                            const double* x, Py_ssize_t i0, Py_ssize_t i1,
+                            Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
+    """Every pair (i, j), i0 <= i < i1, j0 <= j < j1."""
+    cdef Py_ssize_t i = i0, j
+    cdef double x0, x1, x2, x3, xj
+    cdef double* r0
+    cdef double* r1
+    cdef double* r2
+    cdef double* r3
+    cdef int32_t cj
+    if j0 == j1:
+        return
+    while i + 3 < i1:
+        x0 = x[i]
+        x1 = x[i + 1]
+        x2 = x[i + 2]
+        x3 = x[i + 3]
+        r0 = base + col[i] * ld
+        r1 = base + col[i + 1] * ld
+        r2 = base + col[i + 2] * ld
+        r3 = base + col[i + 3] * ld
+        for j in range(j0, j1):
+            cj = col[j]
+            xj = x[j]
+            r0[cj] += x0 * xj
+            r1[cj] += x1 * xj
+            r2[cj] += x2 * xj
+            r3[cj] += x3 * xj
+        i += 4
+    while i < i1:
+        x0 = x[i]
+        r0 = base + col[i] * ld
+        for j in range(j0, j1):
+            r0[col[j]] += x0 * x[j]
+        i += 1
+
+
+cdef inline void _triangle(double* base, Py_ssize_t ld, const int32_t* col,
+                           const double* x, Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
+    """Every pair (i, j), i0 <= i < j < i1."""
+    cdef Py_ssize_t i = i0, j
+    cdef double x0, x1, x2, x3, xj
+    cdef double* r0
+    cdef double* r1
+    cdef double* r2
+    cdef double* r3
+    cdef int32_t cj
+    while i + 3 < i1:
+        x0 = x[i]
+        x1 = x[i + 1]
+        x2 = x[i + 2]
+        x3 = x[i + 3]
+        r0 = base + col[i] * ld
+        r1 = base + col[i + 1] * ld
+        r2 = base + col[i + 2] * ld
+        r3 = base + col[i + 3] * ld
+        r0[col[i + 1]] += x0 * x1
+        r0[col[i + 2]] += x0 * x2
+        r0[col[i + 3]] += x0 * x3
+        r1[col[i + 2]] += x1 * x2
+        r1[col[i + 3]] += x1 * x3
+        r2[col[i + 3]] += x2 * x3
+        for j in range(i + 4, i1):
+            cj = col[j]
+            xj = x[j]
+            r0[cj] += x0 * xj
+            r1[cj] += x1 * xj
+            r2[cj] += x2 * xj
+            r3[cj] += x3 * xj
+        i += 4
+    while i < i1:
+        x0 = x[i]
+        r0 = base + col[i] * ld
+        for j in range(i + 1, i1):
+            r0[col[j]] += x0 * x[j]
+        i += 1
+
+
+def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
+                 int64_t[::1] count, double[::1] mean, double[::1] m2):
+    """Per-word statistics of the records of a block of ``n_docs`` documents.
 
     Parameters
     ----------
-    doc : int64 array of shape (r,)
-        Document of each record; the records of a document must be
-        contiguous (any document order).
-    col : int64 array of shape (r,)
-        Row/column of each record in ``pairs``, in ``0 .. k - 1``.
+    word : int32 or int64 array of shape (r,)
+        Word of each record, in ``0 .. n_words - 1``.
     x : float64 array of shape (r,)
         Value of each record.
-    pairs : float64 array of shape (k, k), updated in place
-        Receives ``x_i x_j`` at ``[col_i, col_j]`` for every pair ``i < j`` of
-        records of one document (one triangle or the other, by record order).
-    squares : float64 array of shape (k,), updated in place
-        Receives ``x_i^2`` at ``col_i`` for every record.
+    n_docs : int
+        Number of documents of the block (positive; documents without a
+        record count as zeros).
+    count, mean, m2 : arrays of shape (n_words,), overwritten
+        Records of each word; its mean ``sum x / n_docs`` over the block;
+        its sum of squared deviations from that mean over the ``n_docs``
+        documents, ``sum (x - mean)^2 + (n_docs - count) mean^2``.
 
     Notes
     -----
-    The Gram matrix of the records is ``pairs + pairs.T + diag(squares)``;
-    this is exact also when a (document, column) pair repeats, as
-    ``(x_i + x_j)^2 = x_i^2 + x_j^2 + 2 x_i x_j``.
+    Two sweeps (sums, then deviations), so the deviations are exact; the
+    sums are in record order, as ``numpy.bincount`` would give them.
+    """
+    cdef Py_ssize_t r = word.shape[0]
+    cdef Py_ssize_t W = count.shape[0]
+    cdef Py_ssize_t i, w
+    cdef double dev, mw
+    cdef bint bad = False
+    if x.shape[0] != r:
+        raise ValueError("word and x must have the same length")
+    if mean.shape[0] != W or m2.shape[0] != W:
+        raise ValueError("count, mean and m2 must have the same length")
+    if n_docs <= 0:
+        raise ValueError(f"n_docs must be positive, got {n_docs}")
+    with nogil:
+        for w in range(W):
+            count[w] = 0
+            mean[w] = 0.0
+            m2[w] = 0.0
+        for i in range(r):
+            w = word[i]
+            if w < 0 or w >= W:
+                bad = True
+                break
+            count[w] += 1
+            mean[w] += x[i]
+        if not bad:
+            for w in range(W):
+                mean[w] = mean[w] / n_docs
+            for i in range(r):
+                w = word[i]
+                dev = x[i] - mean[w]
+                m2[w] += dev * dev
+            for w in range(W):
+                mw = mean[w]
+                m2[w] = m2[w] + <double>(n_docs - count[w]) * (mw * mw)
+    if bad:
+        raise ValueError(f"word index {word[i]} out of range 0..{W - 1}")
+
+
+def normalize_documents(const doc_t[::1] doc, double[::1] x, int norm):
+    """Divide the values of each document by their l1 or l2 norm, in place.
+
+    Parameters
+    ----------
+    doc : int32 or int64 array of shape (r,)
+        Document of each record; the records of a document must be
+        contiguous.
+    x : float64 array of shape (r,), updated in place
+        Value of each record.  A document whose norm is 0 is left as is.
+    norm : {1, 2}
+        ``sum |x|`` or ``sqrt(sum x^2)`` over the records of the document,
+        summed in record order (as ``numpy.bincount`` would).
     """
     cdef Py_ssize_t r = doc.shape[0]
-    cdef Py_ssize_t k = pairs.shape[0]
-    cdef Py_ssize_t s = 0, e, i, j, a
-    cdef double xa
-    if col.shape[0] != r or x.shape[0] != r:
-        raise ValueError("doc, col and x must have the same length")
-    if pairs.shape[1] != k or squares.shape[0] != k:
-        raise ValueError("pairs must be k x k and squares of length k")
-    for i in range(r):
-        if col[i] < 0 or col[i] >= k:
-            raise ValueError(f"column index {col[i]} out of range 0..{k - 1}")
+    cdef Py_ssize_t s = 0, e, i
+    cdef double acc
+    if x.shape[0] != r:
+        raise ValueError("doc and x must have the same length")
+    if norm != 1 and norm != 2:
+        raise ValueError(f"norm must be 1 or 2, got {norm}")
     with nogil:
         while s < r:
             e = s + 1
             while e < r and doc[e] == doc[s]:
                 e += 1
-            for i in range(s, e):
-                a = col[i]
-                xa = x[i]
-                squares[a] += xa * xa
-                for j in range(i + 1, e):
-                    pairs[a, col[j]] += xa * x[j]
+            acc = 0.0
+            if norm == 1:
+                for i in range(s, e):
+                    acc += fabs(x[i])
+            else:
+                for i in range(s, e):
+                    acc += x[i] * x[i]
+                acc = sqrt(acc)
+            if acc > 0:
+                for i in range(s, e):
+                    x[i] = x[i] / acc
             s = e
+
+
+def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,
+                     const int64_t[::1] position, double[:, ::1] pairs,
+                     double[::1] squares, double[::1] sums, Py_ssize_t block=256):
+    """Accumulate the products of the candidate records of each document.
+
+    Parameters
+    ----------
+    doc : int32 or int64 array of shape (r,)
+        Document of each record; the records of a document must be
+        contiguous (any document order).
+    word : int32 or int64 array of shape (r,)
+        Word of each record, in ``0 .. n_words - 1``.
+    x : float64 array of shape (r,)
+        Value of each record.
+    position : int64 array of shape (n_words,)
+        Row/column in ``pairs`` of each word, in ``0 .. k - 1``, or ``-1``
+        for a word to skip; distinct words must have distinct positions.
+    pairs : float64 array of shape (k, ld), ``ld >= k``, updated in place
+        Receives ``x_i x_j`` at ``[pos_i, pos_j]`` for every pair ``i < j`` of
+        candidate records of one document; when ``pos_i // block`` and
+        ``pos_j // block`` differ, in the triangle ``[min, max]``, otherwise in
+        one triangle or the other, by record order.  Columns ``k ..`` (a
+        padding that keeps the rows off cache-aliasing strides) are unused.
+    squares : float64 array of shape (k,), updated in place
+        Receives ``x_i^2`` at ``pos_i`` for every candidate record.
+    sums : float64 array of shape (k,), updated in place
+        Receives ``x_i`` at ``pos_i`` for every candidate record.
+    block : int, default 256
+        Side of the tiles of ``pairs`` (a power of two): all the pairs of a
+        tile are added, document after document, before the next tile.
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, a word outside ``0 .. n_words - 1`` or a
+        position outside ``-1 .. k - 1``; then the outputs are unchanged.
+
+    Notes
+    -----
+    The Gram matrix of the candidate columns is
+    ``pairs + pairs.T + diag(squares)`` (see :func:`symmetrize_gram`); this
+    is exact also when a (document, word) pair repeats, as
+    ``(x_i + x_j)^2 = x_i^2 + x_j^2 + 2 x_i x_j``.  Every entry receives its
+    terms in document order, as a loop over the documents would add them.
+    """
+    cdef Py_ssize_t r = doc.shape[0]
+    cdef Py_ssize_t k = squares.shape[0]
+    cdef Py_ssize_t W = position.shape[0]
+    cdef Py_ssize_t ld = pairs.shape[1]
+    cdef Py_ssize_t s = 0, e, i, j, p, q, t, m, o, w = 0, nb, shift = 0
+    cdef Py_ssize_t n_out = 0, n_runs = 0, cap = 1024, stride
+    cdef int64_t c = 0, last
+    cdef int err = 0
+    cdef bint ordered
+    cdef double xa
+    cdef double* base
+    cdef int32_t* scol = NULL  # candidate records: positions ...
+    cdef double* sx = NULL  # ... and values
+    cdef int32_t* tcol = NULL  # one document's candidates, while grouped by tile row
+    cdef double* tx = NULL
+    cdef Py_ssize_t* off = NULL  # next free slot of each tile row
+    cdef Py_ssize_t* ptr = NULL  # of each document with 2+ candidates: its tile rows' starts
+    cdef Py_ssize_t* grown
+    cdef Py_ssize_t* P
+    if word.shape[0] != r or x.shape[0] != r:
+        raise ValueError("doc, word and x must have the same length")
+    if pairs.shape[0] != k or ld < k or sums.shape[0] != k:
+        raise ValueError("pairs must be k x (>= k), squares and sums of length k")
+    if block < 1 or block & (block - 1):
+        raise ValueError(f"block must be a power of two, got {block}")
+    if k >= 2**31:
+        raise ValueError("too many candidate words")
+    if r == 0:
+        return
+    while (1 << shift) < block:
+        shift += 1
+    nb = (k + block - 1) >> shift
+    stride = nb + 1
+    scol = <int32_t*> malloc(r * sizeof(int32_t))
+    sx = <double*> malloc(r * sizeof(double))
+    off = <Py_ssize_t*> malloc(stride * sizeof(Py_ssize_t))
+    ptr = <Py_ssize_t*> malloc(cap * stride * sizeof(Py_ssize_t))
+    if nb > 1:
+        tcol = <int32_t*> malloc(r * sizeof(int32_t))
+        tx = <double*> malloc(r * sizeof(double))
+    try:
+        if (scol == NULL or sx == NULL or off == NULL or ptr == NULL
+                or (nb > 1 and (tcol == NULL or tx == NULL))):
+            raise MemoryError()
+        with nogil:
+            # 1. the candidate records, document after document, those of a
+            #    document grouped by tile row (block 0's records, block 1's, ...)
+            while s < r:
+                e = s + 1
+                while e < r and doc[e] == doc[s]:
+                    e += 1
+                o = n_out
+                last = 0
+                ordered = True
+                for i in range(s, e):
+                    w = word[i]
+                    if w < 0 or w >= W:
+                        err = 1
+                        break
+                    c = position[w]
+                    if c < 0:
+                        if c == -1:
+                            continue
+                        err = 2
+                        break
+                    if c >= k:
+                        err = 2
+                        break
+                    if c < last:
+                        ordered = False
+                    last = c
+                    scol[o] = <int32_t> c
+                    sx[o] = x[i]
+                    o += 1
+                if err:
+                    break
+                m = o - n_out
+                if m >= 2:
+                    if n_runs == cap:
+                        grown = <Py_ssize_t*> realloc(ptr, 2 * cap * stride * sizeof(Py_ssize_t))
+                        if grown == NULL:
+                            err = 3
+                            break
+                        ptr = grown
+                        cap *= 2
+                    P = ptr + n_runs * stride
+                    if ordered or nb == 1:  # already grouped: find where each row starts
+                        j = n_out
+                        for p in range(nb):
+                            while j < o and (scol[j] >> shift) < p:
+                                j += 1
+                            P[p] = j
+                        P[nb] = o
+                    else:  # a counting sort by tile row, stable
+                        for p in range(stride):
+                            off[p] = 0
+                        for i in range(m):
+                            tcol[i] = scol[n_out + i]
+                            tx[i] = sx[n_out + i]
+                            off[(tcol[i] >> shift) + 1] += 1
+                        off[0] = n_out
+                        for p in range(nb):
+                            off[p + 1] += off[p]
+                            P[p] = off[p]
+                        P[nb] = o
+                        for i in range(m):
+                            p = tcol[i] >> shift
+                            j = off[p]
+                            scol[j] = tcol[i]
+                            sx[j] = tx[i]
+                            off[p] = j + 1
+                    n_runs += 1
+                n_out = o
+                s = e
+            if not err:
+                # 2. sums and squares (each entry in document order)
+                for i in range(n_out):
+                    xa = sx[i]
+                    sums[scol[i]] += xa
+                    squares[scol[i]] += xa * xa
+                # 3. the pairs, tile by tile
+                base = &pairs[0, 0]
+                for p in range(nb):
+                    for q in range(p, nb):
+                        for t in range(n_runs):
+                            P = ptr + t * stride
+                            if p == q:
+                                _triangle(base, ld, scol, sx, P[p], P[p + 1])
+                            else:
+                                _rectangle(base, ld, scol, sx, P[p], P[p + 1], P[q], P[q + 1])
+    finally:
+        free(scol)
+        free(sx)
+        free(tcol)
+        free(tx)
+        free(off)
+        free(ptr)
+    if err == 1:
+        raise ValueError(f"word index {w} out of range 0..{W - 1}")
+    if err == 2:
+        raise ValueError(f"position {c} of word {w} out of range -1..{k - 1}")
+    if err == 3:
+        raise MemoryError()
+
+
+def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
+    """``gram = pairs + pairs.T + diag(squares)`` in place, as a C-ordered k x k array.
+
+    Parameters
+    ----------
+    pairs : float64 array of shape (k, ld), ``ld >= k``, overwritten
+        As filled by :func:`cooccurrence_add`.  On exit, the first ``k * k``
+        entries of its buffer hold the Gram matrix, row by row (without the
+        padding): ``pairs.reshape(-1)[:k * k].reshape(k, k)``, exactly
+        symmetric (``gram[a, b]`` and ``gram[b, a]`` are the same sum).
+    squares : float64 array of shape (k,)
+
+    Notes
+    -----
+    In place, so that no new ``k x k`` array is allocated (for k ~ 1000 its
+    first touch costs more than the sweep itself).
+    """
+    cdef Py_ssize_t k = squares.shape[0]
+    cdef Py_ssize_t ld = pairs.shape[1]
+    cdef Py_ssize_t a0, b0, a, b, a1, b1
+    cdef double v
+    cdef double* base
+    if pairs.shape[0] != k or ld < k:
+        raise ValueError("pairs must be k x (>= k)")
+    if k == 0:
+        return
+    base = &pairs[0, 0]
+    with nogil:
+        for a0 in range(0, k, 64):
+            a1 = min(a0 + 64, k)
+            for b0 in range(a0, k, 64):
+                b1 = min(b0 + 64, k)
+                for a in range(a0, a1):
+                    for b in range(max(a + 1, b0), b1):
+                        v = pairs[a, b] + pairs[b, a]
+                        pairs[a, b] = v
+                        pairs[b, a] = v
+        for a in range(k):
+            pairs[a, a] = pairs[a, a] + pairs[a, a] + squares[a]
+        if ld > k:  # drop the padding; row a moves down, never over a row still to move
+            for a in range(1, k):
+                memmove(base + a * k, base + a * ld, k * sizeof(double))
+
+
+def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):
+    """``gram / n_docs - outer(mean, mean)`` in place, in one sweep.
+
+    Parameters
+    ----------
+    gram : float64 array of shape (k, k), overwritten
+        ``X' X``.  On exit, the covariance; exactly symmetric if ``gram`` is,
+        as ``mean[a] * mean[b] == mean[b] * mean[a]``.
+    mean : float64 array of shape (k,)
+    n_docs : float
+    """
+    cdef Py_ssize_t k = mean.shape[0]
+    cdef Py_ssize_t a, b
+    cdef double ma
+    if gram.shape[0] != k or gram.shape[1] != k:
+        raise ValueError("gram must be k x k")
+    with nogil:
+        for a in range(k):
+            ma = mean[a]
+            for b in range(k):
+                gram[a, b] = gram[a, b] / n_docs - ma * mean[b]
