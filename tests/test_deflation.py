@@ -129,6 +129,28 @@ def test_planted_three_components_recovered(deflation):
     assert res.loadings.shape == (3, 30) and res.lambdas.shape == (3,)
 
 
+
+@pytest.mark.parametrize("deflation", ["schur", "removal"])
+def test_formed_covariance_is_used_as_is_with_the_same_answer(deflation):
+    # The text pipeline hands its own covariance over unvalidated
+    # (_MatrixCovariance.formed): same components as the validated path, the
+    # array neither copied nor modified, a rounding-negative diagonal read as 0.
+    Sigma, _ = planted(0)
+    S = np.ascontiguousarray(Sigma)
+    before = S.copy()
+    cov = _MatrixCovariance.formed(S)
+    assert cov.S is S and cov.psd_checked and cov.dense_view() is S
+    got = sparse_components(cov, 3, cardinality=5, deflation=deflation)
+    ref = sparse_components(Sigma, 3, cardinality=5, deflation=deflation)
+    np.testing.assert_array_equal(S, before)
+    for a, b in zip(got.components, ref.components, strict=True):
+        np.testing.assert_array_equal(a.support, b.support)
+        assert a.lam == pytest.approx(b.lam, rel=1e-9)
+        assert a.objective == pytest.approx(b.objective, rel=1e-9)
+    T = np.zeros((3, 3))
+    T[0, 0], T[1, 1], T[2, 2] = -1e-18, 1.0, 2.0
+    assert _MatrixCovariance.formed(T).diag.tolist() == [0.0, 1.0, 2.0]
+
 def test_removal_gives_disjoint_supports():
     Sigma = random_psd(3, 14, 30)
     with pytest.warns(DeflationWarning, match=r"only 3 of n_components=4"):
