@@ -39,6 +39,9 @@ EPS = np.finfo(np.float64).eps
 # Relative thresholds |v_i| >= theta * max|v| that define the candidate
 # supports polished from the leading eigenvector v of Z (see ``polish``).
 SUPPORT_THRESHOLDS = (3e-1, 1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-5, 1e-6)
+# polish stops after this many larger supports in a row polish below the best
+# (the values typically rise to the best support and then fall).
+POLISH_PATIENCE = 2
 
 
 def dspca_objective(Sigma: np.ndarray, Z: np.ndarray, lam: float) -> float:
@@ -140,8 +143,10 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
     ``S = {i : |v_i| >= theta max|v|}`` and signs ``sign(v_S)`` are polished by
     ``_polish_support``; the candidate with the largest objective is returned
     (the smallest support on ties).  Supports larger than ``max_support``
-    (default ``max(32, n // 3)``) are skipped, except the smallest one.  The
-    support of the result is exactly the set of its nonzero entries.
+    (default ``max(32, n // 3)``) are skipped, except the smallest one, and
+    the thresholds stop after ``POLISH_PATIENCE`` supports in a row that
+    polish below the best.  The support of the result is exactly the set of
+    its nonzero entries.
     ``memo`` (a dict) caches the polished candidates by starting support and
     signs, for several calls on the same ``Sigma`` and ``lam``.
     """
@@ -152,10 +157,13 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
     vmax = a.max()
     best_x, best_val = None, -np.inf
     seen: set[int] = set()
+    worse = 0  # consecutive supports below the best so far
     for theta in SUPPORT_THRESHOLDS:
         S = np.flatnonzero(a >= theta * vmax)
         if S.size in seen or (S.size > max_support and best_x is not None):
             continue
+        if worse >= POLISH_PATIENCE:
+            break
         seen.add(S.size)
         signs = np.sign(v[S])
         key = (S.tobytes(), signs.tobytes())
@@ -168,6 +176,9 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
         # Strict improvement needed, so that ties keep the smaller support.
         if best_x is None or val > best_val + 1e-12 * abs(best_val):
             best_x, best_val = x, val
+            worse = 0
+        elif val < best_val:
+            worse += 1
     return best_x, best_val
 
 

@@ -275,8 +275,11 @@ class _Solver:
         ew = np.abs(sub[ia, ja])
         pi = np.searchsorted(W, A[ia])
         pj = np.searchsorted(W, A[ja])
-        graph = csr_matrix((np.ones(pi.size), (pi, pj)), shape=(m, m))
-        n_comp, labels = connected_components(graph, directed=False)
+        if pi.size:
+            graph = csr_matrix((np.ones(pi.size), (pi, pj)), shape=(m, m))
+            n_comp, labels = connected_components(graph, directed=False)
+        else:  # no edge: every feature is its own block
+            n_comp, labels = m, np.arange(m)
         if n_comp == 1:
             return None, 1
         dW = d[W]
