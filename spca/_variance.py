@@ -101,8 +101,9 @@ class _Covariance:
             vals = sla.eigvalsh(full, subset_by_index=[self.n - q, self.n - 1])
         else:
             op = spla.LinearOperator((self.n, self.n), matvec=self.matvec, dtype=np.float64)
+            # (relative accuracy 1e-10: ratios to PCA's variance need no more)
             vals = spla.eigsh(op, k=q, which="LA", return_eigenvectors=False,
-                              v0=np.ones(self.n) / np.sqrt(self.n))
+                              v0=np.ones(self.n) / np.sqrt(self.n), tol=1e-10)
         return np.maximum(np.sort(vals)[::-1], 0.0)
 
 
