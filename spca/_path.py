@@ -187,7 +187,7 @@ class _Solved(NamedTuple):
 
 # A warm start needs this fraction of the features solved over to have been
 # solved over before (else the solve starts cold).
-WARM_OVERLAP = 0.5
+WARM_OVERLAP = 0.3
 
 
 class _Solver:
