@@ -75,36 +75,24 @@ cdef inline void _rectangle(double* base, Py_ssize_t ld, const int32_t* col,
 
 cdef inline void _triangle(double* base, Py_ssize_t ld, const int32_t* col,
                            const double* x, Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
-    """Every pair (i, j), i0 <= i < j < i1."""
+    """Every pair (i, j), i0 <= i < j < i1: by groups of four rows, the pairs
+    inside the group, then the group against the rows after it."""
     cdef Py_ssize_t i = i0, j
-    cdef double x0, x1, x2, x3, xj
+    cdef double x0
     cdef double* r0
     cdef double* r1
     cdef double* r2
-    cdef double* r3
-    cdef int32_t cj
     while i + 3 < i1:
-        x0 = x[i]
-        x1 = x[i + 1]
-        x2 = x[i + 2]
-        x3 = x[i + 3]
         r0 = base + col[i] * ld
         r1 = base + col[i + 1] * ld
         r2 = base + col[i + 2] * ld
-        r3 = base + col[i + 3] * ld
-        r0[col[i + 1]] += x0 * x1
-        r0[col[i + 2]] += x0 * x2
-        r0[col[i + 3]] += x0 * x3
-        r1[col[i + 2]] += x1 * x2
-        r1[col[i + 3]] += x1 * x3
-        r2[col[i + 3]] += x2 * x3
-        for j in range(i + 4, i1):
-            cj = col[j]
-            xj = x[j]
-            r0[cj] += x0 * xj
-            r1[cj] += x1 * xj
-            r2[cj] += x2 * xj
-            r3[cj] += x3 * xj
+        r0[col[i + 1]] += x[i] * x[i + 1]
+        r0[col[i + 2]] += x[i] * x[i + 2]
+        r0[col[i + 3]] += x[i] * x[i + 3]
+        r1[col[i + 2]] += x[i + 1] * x[i + 2]
+        r1[col[i + 3]] += x[i + 1] * x[i + 3]
+        r2[col[i + 3]] += x[i + 2] * x[i + 3]
+        _rectangle(base, ld, col, x, i, i + 4, i + 4, i1)
         i += 4
     while i < i1:
         x0 = x[i]
