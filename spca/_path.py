@@ -11,8 +11,12 @@
   ``lam`` (at most doubling the surviving set per step) and then narrowed
   by safeguarded interpolation in ``log(lam)``;
 * every solve is warm-started from the solution at the nearest ``lam`` tried
-  so far, and only the covariance block of the features surviving at the
-  lowest ``lam`` tried is ever formed.
+  so far (or starts cold when most of its features are new to it);
+* a problem that splits into blocks (``|Sigma_ij| <= lam`` between them) is
+  solved over the blocks that can hold the solution only, at a cost in their
+  size: a covariance given as a dense matrix is sliced, never copied; a
+  sparse or deflated one is formed once (up to ``PSD_ONCE_MAX`` features) or
+  only over the features surviving at the lowest ``lam`` tried.
 """
 
 from __future__ import annotations
@@ -193,10 +197,13 @@ WARM_OVERLAP = 0.3
 class _Solver:
     """Warm-started DSPCA solves over a covariance operator at varying ``lam``.
 
-    Keeps the dense block of the features surviving at the lowest ``lam``
-    solved so far (every other block is sliced out of it) and the entries of
-    that block with ``|Sigma_ij|`` above its ``lam``, which are the edges of
-    the block structure of every higher ``lam`` (see :func:`spca._bca._blocks`).
+    Slices every block out of one dense array: the covariance's own (a dense
+    matrix, or the base of a removal deflation), the whole operator formed
+    once (up to ``PSD_ONCE_MAX`` features), or, for a larger operator, the
+    block of the features surviving at the lowest ``lam`` solved so far.
+    With the largest off-diagonal entry of each row, the edges
+    ``|Sigma_ij| > lam`` of the block structure of any ``lam`` (see
+    :func:`spca._bca._blocks`) are found among the few rows that have one.
     A problem that splits is solved over its relevant blocks alone (the
     blocks whose bound exceeds the best single feature, see
     :func:`spca._bca._relevant`), at a cost in the size of those blocks, not
