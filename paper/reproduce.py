@@ -426,23 +426,20 @@ def corpus_sources(args: argparse.Namespace) -> list[dict]:
     """The corpora to run: (key, label, source, vocabulary, table number)."""
     fetch = set(args.fetch or [])
     runs = []
-    if args.nytimes is not None:
-        runs.append({"key": "nytimes", "label": "NYTimes (UCI, full)", "source": args.nytimes[0],
-                     "vocabulary": args.nytimes[1], "table": 1})
-    elif "nytimes" in fetch:
-        files = fetch_uci_bag_of_words("nytimes")
-        runs.append({"key": "nytimes", "label": "NYTimes (UCI, full)",
-                     "source": files.docword_path, "vocabulary": files.vocab_path, "table": 1})
-    else:
-        runs.append({"key": "nytsample", "label": "NYT sample (bundled, 8,447 articles)",
-                     "source": load_nytimes_sample(), "vocabulary": None, "table": 1})
-    if args.pubmed is not None:
-        runs.append({"key": "pubmed", "label": "PubMed (UCI, full)", "source": args.pubmed[0],
-                     "vocabulary": args.pubmed[1], "table": 2})
-    elif "pubmed" in fetch:
-        files = fetch_uci_bag_of_words("pubmed")
-        runs.append({"key": "pubmed", "label": "PubMed (UCI, full)",
-                     "source": files.docword_path, "vocabulary": files.vocab_path, "table": 2})
+    for key, name, table in (("nytimes", "NYTimes", 1), ("pubmed", "PubMed", 2)):
+        given = getattr(args, key)
+        if given is not None:
+            source, vocabulary = given
+        elif key in fetch:
+            files = fetch_uci_bag_of_words(key)
+            source, vocabulary = files.docword_path, files.vocab_path
+        else:
+            if key == "nytimes":  # the bundled sample stands in for the full corpus
+                runs.append({"key": "nytsample", "label": "NYT sample (bundled, 8,447 articles)",
+                             "source": load_nytimes_sample(), "vocabulary": None, "table": 1})
+            continue
+        runs.append({"key": key, "label": f"{name} (UCI, full)", "source": source,
+                     "vocabulary": vocabulary, "table": table})
     return runs
 
 

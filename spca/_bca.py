@@ -581,16 +581,16 @@ RESTRICT_FRACTION = 0.25
 def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> list[float]:
     """Upper bound of each block's value: ``lambda_max(S_cc - clip(S_cc, -lam, lam))``
     with diagonal ``S_ii - lam`` (exact, ``S_jj - lam``, for a single feature)."""
-    out = []
-    for b in blocks:
-        if b.size == 1:
-            out.append(float(S[b[0], b[0]]) - lam)
-            continue
-        Sb = S[np.ix_(b, b)]
-        base = Sb - np.clip(Sb, -lam, lam)
-        np.fill_diagonal(base, np.diag(Sb) - lam)
-        out.append(lambda_max_upper(base))
-    return out
+    return [float(S[b[0], b[0]]) - lam if b.size == 1 else _block_bound(S[np.ix_(b, b)], lam)
+            for b in blocks]
+
+
+def _block_bound(Sb: np.ndarray, lam: float) -> float:
+    """``lambda_max(Sb - clip(Sb, -lam, lam))`` with diagonal ``diag(Sb) - lam``,
+    bounded from above: the cheap bound of one block."""
+    base = Sb - np.clip(Sb, -lam, lam)
+    np.fill_diagonal(base, np.diag(Sb) - lam)
+    return lambda_max_upper(base)
 
 
 def _relevant(S: np.ndarray, lam: float, blocks: list[np.ndarray],

@@ -34,8 +34,13 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from . import _bca
-from ._bca import RESTRICT_FRACTION, ConvergenceWarning, DSPCAResult, _dspca_bca_checked
-from ._certificate import lambda_max_upper
+from ._bca import (
+    RESTRICT_FRACTION,
+    ConvergenceWarning,
+    DSPCAResult,
+    _block_bound,
+    _dspca_bca_checked,
+)
 from ._validation import check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
@@ -301,11 +306,7 @@ class _Solver:
         keep[labels[best]] = True
         # (a relative margin keeps a block whose bound ties with floor)
         for c in np.flatnonzero((size > 1) & (gersh > floor - 1e-12 * abs(floor)) & ~keep):
-            b = np.flatnonzero(labels == c)
-            Sb = self._sub(W[b])
-            base = Sb - np.clip(Sb, -lam, lam)
-            np.fill_diagonal(base, np.diag(Sb) - lam)
-            keep[c] = lambda_max_upper(base) > floor
+            keep[c] = _block_bound(self._sub(W[labels == c]), lam) > floor
         R = np.flatnonzero(keep[labels])
         if R.size > (1.0 - RESTRICT_FRACTION) * m:
             return None, n_comp

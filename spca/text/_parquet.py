@@ -167,10 +167,11 @@ def _check_schema(pf: Any, path: str) -> None:
         raise ValueError(f"{path}: column 'count' must be numeric, not {ctype}")
 
 
-def _group_doc_ranges(pf: Any) -> list[tuple[int, int]] | None:
-    """Per row group ``(min doc, max doc)`` from the footer statistics, or None."""
+def _group_ranges(pf: Any, column: str = "doc") -> list[tuple[int, int]] | None:
+    """Per non-empty row group ``(min, max)`` of ``column`` from the footer
+    statistics, or None when a group has none."""
     md = pf.metadata
-    col = pf.schema_arrow.get_field_index("doc")
+    col = pf.schema_arrow.get_field_index(column)
     ranges = []
     for g in range(md.num_row_groups):
         rg = md.row_group(g)
@@ -252,7 +253,7 @@ def _iter_shard(piece: _ShardPiece, chunk_size: int) -> Iterator[DocumentChunk]:
     md = pf.metadata
     if piece.nnz is not None and md.num_rows != piece.nnz:
         raise ValueError(f"{path}: has {md.num_rows} rows, expected {piece.nnz}")
-    ranges = _group_doc_ranges(pf)
+    ranges = _group_ranges(pf)
     ordered = ranges is not None and all(
         a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False)
     )
@@ -372,19 +373,10 @@ def _footer_info(path: Path) -> dict[str, Any]:
         info["doc"] = info["word"] = None
         return info
     for column in ("doc", "word"):
-        idx = pf.schema_arrow.get_field_index(column)
-        lo = hi = None
-        for g in range(md.num_row_groups):
-            rg = md.row_group(g)
-            if rg.num_rows == 0:
-                continue
-            st = rg.column(idx).statistics
-            if st is None or not st.has_min_max:
-                lo = None
-                break
-            lo = int(st.min) if lo is None else min(lo, int(st.min))
-            hi = int(st.max) if hi is None else max(hi, int(st.max))
-        if lo is None:  # no statistics: read the column
+        ranges = _group_ranges(pf, column)
+        if ranges:
+            lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+        else:  # no statistics: read the column
             values = _read(name, f"column {column!r}", pf.read, columns=[column])
             arr = values.column(column).to_numpy()
             lo, hi = int(arr.min()), int(arr.max())
