@@ -360,6 +360,14 @@ def _has_cvxpy_scs() -> bool:
     return "SCS" in cp.installed_solvers()
 
 
+def _save(fig, out: Path, name: str, plt) -> str:
+    """Lay out, write as out/name (120 dpi) and close a figure; returns name."""
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=120)
+    plt.close(fig)
+    return name
+
+
 def plot_figure1(fig1: dict, args: argparse.Namespace, out: Path, plt) -> list[str]:
     files = []
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -391,10 +399,7 @@ def plot_figure1(fig1: dict, args: argparse.Namespace, out: Path, plt) -> list[s
                       "spiked": "spiked: Sigma = uu' + VV'/m, card(u) = n/10"}[family])
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "figure1_speed.png", dpi=120)
-    plt.close(fig)
-    files.append("figure1_speed.png")
+    files.append(_save(fig, out, "figure1_speed.png", plt))
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, family in zip(axes, ("gaussian", "spiked"), strict=True):
@@ -412,10 +417,7 @@ def plot_figure1(fig1: dict, args: argparse.Namespace, out: Path, plt) -> list[s
         ax.set_title(f"{family}, n = {args.gap_n}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "figure1_gap_vs_time.png", dpi=120)
-    plt.close(fig)
-    files.append("figure1_gap_vs_time.png")
+    files.append(_save(fig, out, "figure1_gap_vs_time.png", plt))
     return files
 
 
@@ -500,10 +502,7 @@ def plot_figure2(corpora: list[dict], out: Path, plt) -> list[str]:
         ax.set_ylabel("variance")
         ax.set_title(f"Sorted variances of {c['n_words']:,} words, {c['label']}", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out / "figure2_word_variances.png", dpi=120)
-    plt.close(fig)
-    return ["figure2_word_variances.png"]
+    return [_save(fig, out, "figure2_word_variances.png", plt)]
 
 
 def _fold(word: str) -> str:
