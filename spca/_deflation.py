@@ -365,8 +365,9 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 max_solves: int, lam_rtol: float, max_sweeps: int, options: dict[str, Any],
                 verbose: bool, warn_short: bool = True,
                 pca_variance: NDArray[np.float64] | None = None,
-                refit: bool = True) -> SparseComponents:
-    """The deflation loop over a covariance operator."""
+                refit: bool = True, lazy_pca: bool = False) -> SparseComponents:
+    """The deflation loop over a covariance operator (``lazy_pca``: see
+    :func:`spca._variance._explained`)."""
     t0 = time.perf_counter()
     if cardinality is not None:
         _check_psd_once(cov)
@@ -429,7 +430,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             f"computed: {message}", DeflationWarning, stacklevel=3,
         )
     V = np.vstack([c.loadings for c in comps]) if comps else np.zeros((0, cov.n))
-    explained = _explained(cov, V, "additional", pca_variance=pca_variance)
+    explained = _explained(cov, V, "additional", pca_variance=pca_variance, lazy=lazy_pca)
     return SparseComponents(components=tuple(comps), deflation=deflation,
                             n_requested=n_components, explained=explained, message=message,
                             seconds=time.perf_counter() - t0, n_features=cov.n)
@@ -581,12 +582,15 @@ def sparse_components(
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
-    # (an operator the package formed itself is taken as is, see
-    # _MatrixCovariance.formed)
-    cov = Sigma if isinstance(Sigma, _MatrixCovariance) else _MatrixCovariance(Sigma)
+    # An operator the package formed itself is taken as is (see
+    # _MatrixCovariance.formed), and its PCA eigenvalues are left to the
+    # first access of explained.pca_variance (the text pipeline never reads
+    # them).
+    internal = isinstance(Sigma, _MatrixCovariance)
+    cov = Sigma if internal else _MatrixCovariance(Sigma)
     cards, lams = _check_sparsity(cardinality, lam, n_components, cov.n)
     return _components(cov, n_components, cardinality=cards, lam=lams, deflation=deflation,
                        refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                       verbose=verbose)
+                       verbose=verbose, lazy_pca=internal)

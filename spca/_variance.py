@@ -16,7 +16,9 @@ Two things live here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 from typing import Any, Literal
 
 import numpy as np
@@ -278,11 +280,13 @@ class ExplainedVariance:
     cumulative_ratio : ndarray of shape (n_components,)
         ``cumulative / total_variance``.
     pca_variance : ndarray of shape (n_components,)
-        The largest eigenvalues of ``Sigma`` (ordinary PCA's explained variance).
+        The largest eigenvalues of ``Sigma`` (ordinary PCA's explained
+        variance); computed on first access.
     pca_ratio : ndarray of shape (n_components,)
         ``cumulative / cumsum(pca_variance)``: the fraction of what ordinary
         PCA explains with the same number of components (at most 1 for the
-        ``"additional"`` method, by Ky Fan's maximum principle).
+        ``"additional"`` method, by Ky Fan's maximum principle); computed on
+        first access.
     """
 
     method: str
@@ -291,8 +295,31 @@ class ExplainedVariance:
     total_variance: float
     ratio: NDArray[np.float64]
     cumulative_ratio: NDArray[np.float64]
-    pca_variance: NDArray[np.float64]
-    pca_ratio: NDArray[np.float64]
+    # The q largest eigenvalues of Sigma, on demand: an eigensolver run that
+    # callers reading only the sparse components' variance never pay for.
+    _top_eigenvalues: Callable[[], NDArray[np.float64]] = field(repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled with the eigenvalues themselves, not the operator.
+        state = dict(self.__dict__)
+        state["_top_eigenvalues"] = _Given(self.pca_variance)
+        return state
+
+    @cached_property
+    def pca_variance(self) -> NDArray[np.float64]:
+        """The largest eigenvalues of ``Sigma`` (one per component)."""
+        q = self.variance.size
+        top = np.asarray(self._top_eigenvalues(), dtype=np.float64)
+        pca = np.zeros(q)
+        pca[: top.size] = top[:q]
+        return pca
+
+    @cached_property
+    def pca_ratio(self) -> NDArray[np.float64]:
+        """``cumulative / cumsum(pca_variance)`` (0 where that sum is 0)."""
+        pca_cum = np.cumsum(self.pca_variance)
+        return np.where(pca_cum > 0, self.cumulative / np.where(pca_cum > 0, pca_cum, 1.0),
+                        0.0)
 
     def __repr__(self) -> str:
         def fmt(a: np.ndarray) -> str:
@@ -305,9 +332,25 @@ class ExplainedVariance:
         )
 
 
+class _Given:
+    """A callable returning a fixed array (picklable, unlike a closure)."""
+
+    def __init__(self, value: NDArray[np.float64]) -> None:
+        self.value = value
+
+    def __call__(self) -> NDArray[np.float64]:
+        return self.value
+
+
 def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
-               pca_variance: NDArray[np.float64] | None = None) -> ExplainedVariance:
-    """Explained variance of the rows of ``V`` under the operator ``cov``."""
+               pca_variance: NDArray[np.float64] | None = None,
+               lazy: bool = False) -> ExplainedVariance:
+    """Explained variance of the rows of ``V`` under the operator ``cov``.
+
+    ``lazy``: leave the largest eigenvalues of ``cov`` (``pca_variance``) to
+    the first access, which then reads ``cov``; only for an operator the
+    package formed itself (nothing a caller can modify in between).
+    """
     if method not in ("additional", "adjusted"):
         raise ValueError(f"method must be 'additional' or 'adjusted', got {method!r}")
     q = V.shape[0]
@@ -334,18 +377,15 @@ def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
     var = np.maximum(var, 0.0)
     cum = np.cumsum(var)
     total = cov.total_variance
-    if pca_variance is None:
+    if pca_variance is None and not lazy:
         pca_variance = cov.top_eigenvalues(q)
-    pca = np.zeros(q)
-    pca[: pca_variance.size] = pca_variance[:q]
-    pca_cum = np.cumsum(pca)
+    top = partial(cov.top_eigenvalues, q) if pca_variance is None else _Given(pca_variance)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = var / total if total > 0 else np.zeros(q)
         cum_ratio = cum / total if total > 0 else np.zeros(q)
-        pca_ratio = np.where(pca_cum > 0, cum / np.where(pca_cum > 0, pca_cum, 1.0), 0.0)
     return ExplainedVariance(method=method, variance=var, cumulative=cum,
                              total_variance=total, ratio=ratio, cumulative_ratio=cum_ratio,
-                             pca_variance=pca, pca_ratio=pca_ratio)
+                             _top_eigenvalues=top)
 
 
 def explained_variance(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import warnings
 
 import numpy as np
@@ -150,6 +151,36 @@ def test_formed_covariance_is_used_as_is_with_the_same_answer(deflation):
     T = np.zeros((3, 3))
     T[0, 0], T[1, 1], T[2, 2] = -1e-18, 1.0, 2.0
     assert _MatrixCovariance.formed(T).diag.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_pca_eigenvalues_of_a_formed_covariance_are_computed_on_first_access(monkeypatch):
+    # The text pipeline never reads explained.pca_variance, so for an operator
+    # the package formed the eigensolver runs only when it is read; the values
+    # are those of the eager path (a caller's array gets them at once).
+    Sigma, _ = planted(1)
+    cov = _MatrixCovariance.formed(np.ascontiguousarray(Sigma))
+    calls = []
+    real = _MatrixCovariance.top_eigenvalues
+
+    def counted(self, q):
+        calls.append(q)
+        return real(self, q)
+
+    monkeypatch.setattr(_MatrixCovariance, "top_eigenvalues", counted)
+    got = sparse_components(cov, 2, cardinality=5)
+    assert calls == []
+    ref = sparse_components(Sigma, 2, cardinality=5)
+    assert calls == [2]
+    np.testing.assert_allclose(got.explained.pca_variance, np.linalg.eigvalsh(Sigma)[::-1][:2],
+                               rtol=1e-9)
+    assert calls == [2, 2]
+    np.testing.assert_array_equal(got.explained.pca_variance, ref.explained.pca_variance)
+    np.testing.assert_array_equal(got.explained.pca_ratio, ref.explained.pca_ratio)
+    assert calls == [2, 2]  # cached
+    lazy = sparse_components(cov, 2, cardinality=5).explained
+    back = pickle.loads(pickle.dumps(lazy))  # pickled with the values, not the operator
+    assert calls == [2, 2, 2]
+    np.testing.assert_array_equal(back.pca_ratio, ref.explained.pca_ratio)
 
 def test_removal_gives_disjoint_supports():
     Sigma = random_psd(3, 14, 30)
