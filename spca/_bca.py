@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 from numpy.typing import ArrayLike, NDArray
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from . import _bca_fast
 from ._certificate import Certificate, certify, lambda_max_upper, leading_eigenvector
@@ -624,13 +622,15 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
     there), ``S + U`` is block diagonal, so the dual, and with it the
     relaxation, splits: ``phi = max_c phi(S_cc)``.
     """
-    A = np.abs(S) > lam
-    np.fill_diagonal(A, False)
-    if not A.any():
-        return [np.array([i], dtype=np.intp) for i in range(S.shape[0])]
-    n_comp, labels = connected_components(csr_matrix(A), directed=False)
+    m = S.shape[0]
+    labels = np.empty(m, dtype=np.intp)
+    n_comp = _bca_fast.threshold_components(np.ascontiguousarray(S),
+                                             np.arange(m, dtype=np.intp), lam, labels,
+                                             np.empty(m))
+    if n_comp == m:
+        return [np.array([i], dtype=np.intp) for i in range(m)]
     if n_comp == 1:
-        return [np.arange(S.shape[0], dtype=np.intp)]
+        return [np.arange(m, dtype=np.intp)]
     order = np.argsort(labels, kind="stable")
     cuts = np.flatnonzero(np.diff(labels[order])) + 1
     return [b.astype(np.intp) for b in np.split(order, cuts)]

@@ -21,6 +21,7 @@ between sweeps, which both warm-starts the QP and yields a duality bound.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport fabs, sqrt, cbrt
+from libc.stdlib cimport free, malloc
 from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dger
 
 import numpy as np
@@ -569,3 +570,84 @@ def bca_sweep(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
             total += passes
             n_exact += exact
     return trace, total, n_exact
+
+
+cdef inline Py_ssize_t _root(Py_ssize_t* parent, Py_ssize_t a) noexcept nogil:
+    """Root of ``a`` in the union-find forest, halving the path on the way."""
+    while parent[a] != a:
+        parent[a] = parent[parent[a]]
+        a = parent[a]
+    return a
+
+
+def threshold_components(const double[:, ::1] S, const Py_ssize_t[::1] idx, double lam,
+                         Py_ssize_t[::1] labels, double[::1] excess):
+    """Connected components of the graph ``|S_ab| > lam`` over the features ``idx``.
+
+    The graph has a node per entry of ``idx`` and an edge between ``a != b``
+    where ``|S[idx[a], idx[b]]| > lam`` (the splitting of DSPCA: across
+    components ``U_ab = -S_ab`` is dual feasible).  One pass over the upper
+    triangle, with a union-find forest; no ``len(idx)^2`` temporary.
+
+    Parameters
+    ----------
+    S : float64 array of shape (n, n), C-contiguous
+        Symmetric; only the entries ``S[idx[a], idx[b]]``, ``a < b``, are read.
+    idx : intp array of shape (m,)
+        Rows/columns of ``S`` that are the nodes, each in ``0 .. n - 1``.
+    lam : float
+        Threshold.
+    labels : intp array of shape (m,), OUT
+        Component of each node, numbered ``0, 1, ...`` in the order of the
+        components' first nodes (as SciPy's ``connected_components``).
+    excess : float64 array of shape (m,), OUT
+        ``sum_b (|S_ab| - lam)`` over the edges of each node: the off-diagonal
+        row sums of ``S - clip(S, -lam, lam)`` (for Gershgorin's bound).
+
+    Returns
+    -------
+    n_components : int
+    """
+    cdef Py_ssize_t m = idx.shape[0], n = S.shape[0], a, b, ra, rb, ia, n_comp = 0
+    cdef double v
+    cdef Py_ssize_t* parent
+    if labels.shape[0] != m or excess.shape[0] != m:
+        raise ValueError(f"labels and excess must have length len(idx) = {m}")
+    if S.shape[1] != n:
+        raise ValueError(f"S must be square, got shape ({n}, {S.shape[1]})")
+    for a in range(m):
+        if idx[a] < 0 or idx[a] >= n:
+            raise ValueError(f"idx[{a}] = {idx[a]} is out of range 0..{n - 1}")
+    parent = <Py_ssize_t*> malloc(max(m, 1) * sizeof(Py_ssize_t))
+    if parent == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for a in range(m):
+                parent[a] = a
+                excess[a] = 0.0
+            for a in range(m):
+                ia = idx[a]
+                for b in range(a + 1, m):
+                    v = fabs(S[ia, idx[b]])
+                    if v > lam:
+                        excess[a] += v - lam
+                        excess[b] += v - lam
+                        ra = _root(parent, a)
+                        rb = _root(parent, b)
+                        if ra != rb:  # the smaller index becomes the root
+                            if ra < rb:
+                                parent[rb] = ra
+                            else:
+                                parent[ra] = rb
+            # Roots are each component's smallest node, met first in order.
+            for a in range(m):
+                ra = _root(parent, a)
+                if ra == a:
+                    labels[a] = n_comp
+                    n_comp += 1
+                else:
+                    labels[a] = labels[ra]
+    finally:
+        free(parent)
+    return n_comp

@@ -30,10 +30,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
-from . import _bca
+from . import _bca, _bca_fast
 from ._bca import (
     RESTRICT_FRACTION,
     ConvergenceWarning,
@@ -251,7 +249,8 @@ class _Solver:
             rowmax = offdiag_rowmax(view)
         if view is not None:
             # The whole matrix serves every lam.
-            self._idx, self._block, self._lam_block = np.arange(n, dtype=np.intp), view, -1.0
+            self._idx, self._lam_block = np.arange(n, dtype=np.intp), -1.0
+            self._block = _c_order(view)
             self._rowmax = rowmax
             return
         # A large operator: the block of the features surviving at this lam,
@@ -282,23 +281,25 @@ class _Solver:
         m = W.size
         d = self.d
         A = W[self._rowmax[W] > lam]
-        sub = self._sub(A)
-        ia, ja = np.nonzero(np.triu(np.abs(sub) > lam, 1))
-        ew = np.abs(sub[ia, ja])
-        pi = np.searchsorted(W, A[ia])
-        pj = np.searchsorted(W, A[ja])
-        if pi.size:
-            graph = csr_matrix((np.ones(pi.size), (pi, pj)), shape=(m, m))
-            n_comp, labels = connected_components(graph, directed=False)
-        else:  # no edge: every feature is its own block
-            n_comp, labels = m, np.arange(m)
-        if n_comp == 1:
+        # The graph among A (every other feature of W is a block of its own).
+        lab_a = np.empty(A.size, dtype=np.intp)
+        excess = np.empty(A.size)
+        n_a = _bca_fast.threshold_components(self._block, np.searchsorted(self._idx, A),
+                                             lam, lab_a, excess)
+        if n_a == 1 and A.size == m:
             return None, 1
+        pos_a = np.searchsorted(W, A)
+        labels = np.empty(m, dtype=np.intp)
+        alone = np.ones(m, dtype=bool)
+        alone[pos_a] = False
+        labels[pos_a] = lab_a
+        labels[alone] = n_a + np.arange(m - A.size)
+        n_comp = n_a + m - A.size
         dW = d[W]
         best = int(np.argmax(dW))
         floor = float(dW[best]) - lam
-        excess = ew - lam
-        rows = dW - lam + np.bincount(pi, excess, m) + np.bincount(pj, excess, m)
+        rows = dW - lam
+        rows[pos_a] += excess
         size = np.bincount(labels, minlength=n_comp)
         gersh = np.full(n_comp, -np.inf)
         np.maximum.at(gersh, labels, rows)
@@ -410,6 +411,16 @@ class _Solver:
         X[ix] = res.X_reduced
         return dataclasses.replace(res, Z_reduced=Z, X_reduced=X, kept=W, _dual_columns=None,
                                    n_blocks=n_blocks)
+
+
+def _c_order(S: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The symmetric ``S`` as a C-ordered array: itself, its transpose (for
+    Fortran order, no copy) or a copy."""
+    if S.flags.c_contiguous:
+        return S
+    if S.flags.f_contiguous:
+        return S.T
+    return np.ascontiguousarray(S)
 
 
 # Covariances up to this size are checked for positive semidefiniteness once

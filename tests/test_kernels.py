@@ -206,3 +206,45 @@ def test_sweep_matches_column_updates():
     np.testing.assert_array_equal(M1, M2)
     assert trace2 == trace
     assert n_exact == 9 and passes >= 9
+
+
+# --- graph of |S_ab| > lam ------------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), lam=st.floats(0.0, 3.0),
+       subset=st.booleans())
+def test_threshold_components_match_scipy(seed, n, lam, subset):
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    S = rng.standard_normal((n, n))
+    S = np.ascontiguousarray(S + S.T)
+    idx = np.flatnonzero(rng.random(n) < 0.6) if subset else np.arange(n)
+    idx = idx.astype(np.intp)
+    m = idx.size
+    labels, excess = np.empty(m, dtype=np.intp), np.empty(m)
+    before = S.copy()
+    n_comp = fast.threshold_components(S, idx, lam, labels, excess)
+    np.testing.assert_array_equal(S, before)
+    sub = np.abs(S[np.ix_(idx, idx)])
+    A = sub > lam
+    np.fill_diagonal(A, False)
+    ref_n, ref_labels = connected_components(csr_matrix(A), directed=False)
+    assert n_comp == ref_n
+    np.testing.assert_array_equal(labels, ref_labels)  # same numbering
+    np.testing.assert_allclose(excess, np.where(A, sub - lam, 0.0).sum(axis=1), atol=1e-12)
+
+
+def test_threshold_components_rejects_bad_arguments():
+    S = np.eye(3)
+    ok = np.arange(3, dtype=np.intp)
+    with pytest.raises(ValueError, match=r"idx\[1\] = 7 is out of range 0\.\.2"):
+        fast.threshold_components(S, np.array([0, 7], dtype=np.intp), 0.1,
+                                  np.empty(2, dtype=np.intp), np.empty(2))
+    with pytest.raises(ValueError, match="length len\\(idx\\) = 3"):
+        fast.threshold_components(S, ok, 0.1, np.empty(2, dtype=np.intp), np.empty(3))
+    with pytest.raises(ValueError, match="must be square"):
+        fast.threshold_components(np.zeros((3, 4)), ok, 0.1, np.empty(3, dtype=np.intp),
+                                  np.empty(3))
