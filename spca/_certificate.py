@@ -31,8 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 from scipy.optimize import minimize
+
+from ._certificate_fast import polish_support, top_eigh
 
 EPS = np.finfo(np.float64).eps
 
@@ -64,31 +65,17 @@ def lambda_max_upper(M: np.ndarray, vector: bool = False):
     """
     n = M.shape[0]
     margin = n * EPS * np.linalg.norm(M)
+    top, vec = _top_eigh(M, vector)
     if vector:
-        top, vec = _top_eigh(M)
         return float(top + margin), vec
-    try:
-        top = sla.eigvalsh(M, subset_by_index=[n - 1, n - 1], check_finite=False)[0]
-    except np.linalg.LinAlgError:  # MRRR can fail on clustered spectra: use D&C
-        top = sla.eigvalsh(M, driver="evd", check_finite=False)[-1]
     return float(top + margin)
 
 
-# Below this order numpy's full eigh costs less than LAPACK's subset driver.
-SMALL_EIGH = 12
-
-
-def _top_eigh(A: np.ndarray) -> tuple[float, np.ndarray]:
-    """Largest eigenvalue and a unit eigenvector of the symmetric ``A``."""
-    n = A.shape[0]
-    if n <= SMALL_EIGH:
-        w, V = np.linalg.eigh(A)
-        return float(w[-1]), V[:, -1]
-    try:
-        w, V = sla.eigh(A, subset_by_index=[n - 1, n - 1], check_finite=False)
-    except np.linalg.LinAlgError:  # MRRR can fail on clustered spectra: use D&C
-        w, V = sla.eigh(A, driver="evd", check_finite=False)
-    return float(w[-1]), V[:, -1]
+def _top_eigh(A: np.ndarray, vector: bool = True) -> tuple[float, np.ndarray | None]:
+    """Largest eigenvalue and (with ``vector``) a unit eigenvector of the
+    symmetric ``A``: LAPACK's MRRR driver for the top eigenpair only, falling
+    back to divide and conquer (see :mod:`spca._certificate_fast`)."""
+    return top_eigh(np.ascontiguousarray(A, dtype=np.float64), vector)
 
 
 def leading_eigenvector(A: np.ndarray) -> np.ndarray:
@@ -116,22 +103,13 @@ def _polish_support(Sigma: np.ndarray, lam: float, S: np.ndarray, signs: np.ndar
         x = np.zeros(Sigma.shape[0])
         x[S[0]] = 1.0
         return x, float(Sigma[S[0], S[0]]) - lam
-    sub = Sigma[np.ix_(S, S)]
-    sigma = signs.astype(np.float64)
-    best_xs = np.zeros(S.size)
-    best_val = -np.inf
-    for _ in range(max_iter):
-        xs = leading_eigenvector(sub - lam * np.outer(sigma, sigma))
-        val = float(xs @ sub @ xs - lam * np.abs(xs).sum() ** 2)
-        if val > best_val:
-            best_xs, best_val = xs, val
-        new_sigma = np.sign(xs)
-        if np.array_equal(new_sigma, sigma) or not np.any(new_sigma):
-            break
-        sigma = new_sigma
+    xs = np.empty(S.size)
+    val = polish_support(np.ascontiguousarray(Sigma, dtype=np.float64),
+                         S.astype(np.intp, copy=False), signs.astype(np.float64), lam,
+                         max_iter, xs)
     x = np.zeros(Sigma.shape[0])
-    x[S] = best_xs
-    return x, best_val
+    x[S] = xs
+    return x, float(val)
 
 
 def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,

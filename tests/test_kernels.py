@@ -1,4 +1,5 @@
-"""The compiled kernels of spca._bca_fast against readable numpy references."""
+"""The compiled kernels of spca._bca_fast and spca._certificate_fast against readable
+numpy references."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spca import _bca_fast as fast
+from spca import _certificate_fast as cfast
 
 
 def _random_pd(rng, n, cond=1e3):
@@ -248,3 +250,82 @@ def test_threshold_components_rejects_bad_arguments():
     with pytest.raises(ValueError, match="must be square"):
         fast.threshold_components(np.zeros((3, 4)), ok, 0.1, np.empty(3, dtype=np.intp),
                                   np.empty(3))
+
+
+# --- certificate kernels --------------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 60),
+       spread=st.sampled_from([1.0, 1e-8, 0.0]))
+def test_top_eigh_matches_numpy(seed, n, spread):
+    # spread 0 / 1e-8: a (nearly) repeated top eigenvalue
+    rng = np.random.default_rng(seed)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    ev = rng.standard_normal(n)
+    ev[: max(n // 3, 1)] = 2.0 + spread * rng.random(max(n // 3, 1))
+    A = np.ascontiguousarray((Q * ev) @ Q.T)
+    A = 0.5 * (A + A.T)
+    before = A.copy()
+    top, v = cfast.top_eigh(A)
+    top_only, none = cfast.top_eigh(A, False)
+    np.testing.assert_array_equal(A, before)
+    assert none is None
+    w = np.linalg.eigvalsh(A)
+    scale = np.abs(w).max() + 1.0
+    assert abs(top - w[-1]) <= 1e-12 * scale and abs(top_only - w[-1]) <= 1e-12 * scale
+    assert np.linalg.norm(v) == pytest.approx(1.0, abs=1e-12)
+    assert np.linalg.norm(A @ v - top * v) <= 1e-10 * scale
+
+
+def _polish_reference(Sigma, S, signs, lam, max_iter):
+    """The sign-fixed polish written with numpy (see _certificate._polish_support)."""
+    sub = Sigma[np.ix_(S, S)]
+    sigma = signs.astype(float)
+    best_x, best = np.zeros(S.size), -np.inf
+    for _ in range(max_iter):
+        w, V = np.linalg.eigh(sub - lam * np.outer(sigma, sigma))
+        x = V[:, -1]
+        if x[np.argmax(np.abs(x))] < 0:
+            x = -x
+        val = x @ sub @ x - lam * np.abs(x).sum() ** 2
+        if val > best:
+            best_x, best = x, val
+        new = np.sign(x)
+        if np.array_equal(new, sigma) or not new.any():
+            break
+        sigma = new
+    return best_x, best
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), lam=st.floats(0.0, 1.0),
+       max_iter=st.integers(1, 6))
+def test_polish_support_matches_the_numpy_loop(seed, n, lam, max_iter):
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((2 * n, n))
+    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    S = np.sort(rng.choice(n, size=rng.integers(2, n + 1), replace=False)).astype(np.intp)
+    signs = rng.choice([-1.0, 1.0], size=S.size)
+    x = np.empty(S.size)
+    val = cfast.polish_support(Sigma, S, signs, lam, max_iter, x)
+    ref_x, ref_val = _polish_reference(Sigma, S, signs, lam, max_iter)
+    assert val == pytest.approx(ref_val, rel=1e-10, abs=1e-12)
+    # the same vector unless two candidates tie in value
+    assert val == pytest.approx(x @ Sigma[np.ix_(S, S)] @ x - lam * np.abs(x).sum() ** 2,
+                                rel=1e-12, abs=1e-14)
+    assert np.linalg.norm(x) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_certificate_kernels_reject_bad_arguments():
+    with pytest.raises(ValueError, match=r"must be square, got shape \(2, 3\)"):
+        cfast.top_eigh(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="at least one row"):
+        cfast.top_eigh(np.zeros((0, 0)))
+    Sigma = np.eye(3)
+    with pytest.raises(ValueError, match=r"S\[1\] = 5 is out of range 0\.\.2"):
+        cfast.polish_support(Sigma, np.array([0, 5], dtype=np.intp), np.ones(2), 0.1, 5,
+                             np.empty(2))
+    with pytest.raises(ValueError, match="length len\\(S\\) = 2"):
+        cfast.polish_support(Sigma, np.array([0, 1], dtype=np.intp), np.ones(3), 0.1, 5,
+                             np.empty(2))

@@ -1,0 +1,223 @@
+"""Compiled kernels of the certificates (``spca/_certificate.py``).
+
+A certificate needs the largest eigenvalue (and often its eigenvector) of
+many small symmetric matrices: blocks of a few to a few hundred features,
+hundreds of times per cardinality search.  Through SciPy or NumPy each call
+pays tens of microseconds of argument checks and workspace queries, more
+than LAPACK's work on a 10 x 10 matrix.  Here LAPACK's ``dsyevr`` (MRRR,
+only the top eigenpair) is called directly, with ``dsyevd`` (divide and
+conquer, every eigenpair) as the fallback should MRRR fail, as in
+``_certificate._top_eigh``.
+
+``polish_support`` runs the whole sign-fixed polish of one support (see
+``_certificate._polish_support``) in one call.
+"""
+# SPDX-License-Identifier: BSD-3-Clause
+
+from libc.math cimport fabs, INFINITY
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+from scipy.linalg.cython_lapack cimport dsyevd, dsyevr
+
+import numpy as np
+
+
+cdef int _top(double* a, int n, bint vec, double* w, double* z, double* top) noexcept nogil:
+    """Largest eigenvalue (into ``top``) and, with ``vec``, a unit eigenvector
+    (into ``z``, length n) of the symmetric n x n ``a``, which is destroyed.
+    ``w`` is scratch of length n.  Returns LAPACK's info of the last driver
+    tried (0 on success) or -1000 when out of memory."""
+    cdef char jobz = b'V' if vec else b'N'
+    cdef char rng = b'I'
+    cdef char uplo = b'L'
+    cdef int il = n, iu = n, found = 0, info = 0, lda = n, ldz = n
+    cdef int lwork = 26 * n, liwork = 10 * n
+    cdef double vl = 0.0, vu = 0.0, abstol = 0.0
+    cdef double* work
+    cdef double* keep = NULL
+    cdef int* iwork
+    cdef int* isuppz
+    cdef Py_ssize_t i
+    work = <double*> malloc(lwork * sizeof(double))
+    iwork = <int*> malloc(liwork * sizeof(int))
+    isuppz = <int*> malloc(2 * sizeof(int))
+    keep = <double*> malloc(<size_t> n * n * sizeof(double))
+    if work == NULL or iwork == NULL or isuppz == NULL or keep == NULL:
+        info = -1000
+    else:
+        memcpy(keep, a, <size_t> n * n * sizeof(double))
+        dsyevr(&jobz, &rng, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, &found, w, z,
+               &ldz, isuppz, work, &lwork, iwork, &liwork, &info)
+        if info == 0 and found == 1:
+            top[0] = w[0]
+        else:
+            # MRRR can fail on clustered spectra: every eigenpair by D&C.
+            free(work)
+            free(iwork)
+            lwork = 1 + 6 * n + 2 * n * n if vec else 2 * n + 1
+            liwork = 3 + 5 * n if vec else 1
+            work = <double*> malloc(lwork * sizeof(double))
+            iwork = <int*> malloc(liwork * sizeof(int))
+            if work == NULL or iwork == NULL:
+                info = -1000
+            else:
+                dsyevd(&jobz, &uplo, &n, keep, &lda, w, work, &lwork, iwork, &liwork, &info)
+                if info == 0:
+                    top[0] = w[n - 1]
+                    if vec:
+                        for i in range(n):
+                            z[i] = keep[(n - 1) * n + i]
+    free(work)
+    free(iwork)
+    free(isuppz)
+    free(keep)
+    return info
+
+
+def top_eigh(const double[:, ::1] A, bint vector=True):
+    """Largest eigenvalue of the symmetric ``A`` and, with ``vector``, a unit
+    eigenvector (else ``None``).
+
+    Only the lower triangle of ``A`` (as LAPACK reads a C-ordered array: its
+    upper triangle) is used; ``A`` is not modified.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not square or is empty.
+    numpy.linalg.LinAlgError
+        If both LAPACK drivers fail.
+    """
+    cdef Py_ssize_t n = A.shape[0]
+    cdef double top = 0.0
+    cdef int info
+    cdef double* a
+    cdef double* w
+    if A.shape[1] != n:
+        raise ValueError(f"A must be square, got shape ({n}, {A.shape[1]})")
+    if n == 0:
+        raise ValueError("A must have at least one row")
+    if n >= 46340:  # n * n must fit in a LAPACK int
+        raise ValueError(f"A is too large for this kernel, got {n} rows")
+    vec = np.empty(n) if vector else None
+    cdef double[::1] z = vec if vector else np.empty(1)
+    a = <double*> malloc(<size_t> n * n * sizeof(double))
+    w = <double*> malloc(n * sizeof(double))
+    if a == NULL or w == NULL:
+        free(a)
+        free(w)
+        raise MemoryError()
+    memcpy(a, &A[0, 0], <size_t> n * n * sizeof(double))
+    with nogil:
+        info = _top(a, <int> n, vector, w, &z[0], &top)
+    free(a)
+    free(w)
+    if info == -1000:
+        raise MemoryError()
+    if info != 0:
+        raise np.linalg.LinAlgError(f"symmetric eigensolver failed (LAPACK info={info})")
+    return top, vec
+
+
+def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
+                   const double[::1] signs, double lam, int max_iter,
+                   double[::1] best_x):
+    """Sign-fixed polish of the support ``S``: the best rank-one value found.
+
+    With ``sigma = signs`` (entries -1, 0 or 1), repeat at most ``max_iter``
+    times: ``x`` = the unit leading eigenvector of
+    ``Sigma_SS - lam sigma sigma'`` (its entry of largest magnitude made
+    positive, the first on ties), valued ``x' Sigma_SS x - lam ||x||_1^2``;
+    stop when ``sign(x)`` equals ``sigma`` or is all zero, else take it as
+    the new ``sigma``.  The best ``x`` goes to ``best_x`` (length ``len(S)``)
+    and its value is returned.
+
+    Raises
+    ------
+    ValueError
+        For inconsistent lengths or an index of ``S`` out of range.
+    numpy.linalg.LinAlgError
+        If the eigensolver fails.
+    """
+    cdef Py_ssize_t k = S.shape[0], n = Sigma.shape[0], i, j, imax, _it
+    cdef double val = -INFINITY, best = -INFINITY, top = 0.0, quad, l1, amax, s
+    cdef bint changed, nonzero
+    cdef int info = 0
+    cdef double* sub
+    cdef double* a
+    cdef double* w
+    cdef double* z
+    cdef double* sigma
+    if signs.shape[0] != k or best_x.shape[0] != k:
+        raise ValueError(f"signs and best_x must have length len(S) = {k}")
+    if Sigma.shape[1] != n:
+        raise ValueError(f"Sigma must be square, got shape ({n}, {Sigma.shape[1]})")
+    if k == 0:
+        raise ValueError("S must not be empty")
+    for i in range(k):
+        if S[i] < 0 or S[i] >= n:
+            raise ValueError(f"S[{i}] = {S[i]} is out of range 0..{n - 1}")
+    sub = <double*> malloc(<size_t> k * k * sizeof(double))
+    a = <double*> malloc(<size_t> k * k * sizeof(double))
+    w = <double*> malloc(k * sizeof(double))
+    z = <double*> malloc(k * sizeof(double))
+    sigma = <double*> malloc(k * sizeof(double))
+    if sub == NULL or a == NULL or w == NULL or z == NULL or sigma == NULL:
+        info = -1000
+    else:
+        with nogil:
+            for i in range(k):
+                sigma[i] = signs[i]
+                best_x[i] = 0.0
+                for j in range(k):
+                    sub[i * k + j] = Sigma[S[i], S[j]]
+            for _it in range(max_iter):
+                for i in range(k):
+                    for j in range(k):
+                        a[i * k + j] = sub[i * k + j] - lam * sigma[i] * sigma[j]
+                info = _top(a, <int> k, True, w, z, &top)
+                if info != 0:
+                    break
+                imax = 0
+                amax = fabs(z[0])
+                for i in range(1, k):
+                    if fabs(z[i]) > amax:
+                        amax = fabs(z[i])
+                        imax = i
+                if z[imax] < 0:
+                    for i in range(k):
+                        z[i] = -z[i]
+                quad = 0.0
+                l1 = 0.0
+                for i in range(k):
+                    s = 0.0
+                    for j in range(k):
+                        s += sub[i * k + j] * z[j]
+                    quad += z[i] * s
+                    l1 += fabs(z[i])
+                val = quad - lam * l1 * l1
+                if val > best:
+                    best = val
+                    for i in range(k):
+                        best_x[i] = z[i]
+                changed = False
+                nonzero = False
+                for i in range(k):
+                    s = 1.0 if z[i] > 0 else (-1.0 if z[i] < 0 else 0.0)
+                    if s != sigma[i]:
+                        changed = True
+                    if s != 0.0:
+                        nonzero = True
+                    sigma[i] = s
+                if not changed or not nonzero:
+                    break
+    free(sub)
+    free(a)
+    free(w)
+    free(z)
+    free(sigma)
+    if info == -1000:
+        raise MemoryError()
+    if info != 0:
+        raise np.linalg.LinAlgError(f"symmetric eigensolver failed (LAPACK info={info})")
+    return best
