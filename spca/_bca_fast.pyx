@@ -651,3 +651,26 @@ def threshold_components(const double[:, ::1] S, const Py_ssize_t[::1] idx, doub
     finally:
         free(parent)
     return n_comp
+
+
+def offdiag_rowmax(const double[:, ::1] A, double[::1] out):
+    """``out[i] = max_{j != i} |A_ij|`` for the square ``A`` (0 for a 1 x 1 ``A``),
+    in one read of ``A`` (no temporary)."""
+    cdef Py_ssize_t n = A.shape[0], i, j
+    cdef double best, v
+    if A.shape[1] != n:
+        raise ValueError(f"A must be square, got shape ({n}, {A.shape[1]})")
+    if out.shape[0] != n:
+        raise ValueError(f"out must have length {n}, got {out.shape[0]}")
+    with nogil:
+        for i in range(n):
+            best = 0.0
+            for j in range(i):
+                v = fabs(A[i, j])
+                if v > best:
+                    best = v
+            for j in range(i + 1, n):
+                v = fabs(A[i, j])
+                if v > best:
+                    best = v
+            out[i] = best

@@ -329,3 +329,18 @@ def test_certificate_kernels_reject_bad_arguments():
     with pytest.raises(ValueError, match="length len\\(S\\) = 2"):
         cfast.polish_support(Sigma, np.array([0, 1], dtype=np.intp), np.ones(3), 0.1, 5,
                              np.empty(2))
+
+
+@settings(max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), fortran=st.booleans())
+def test_offdiag_rowmax_matches_numpy(seed, n, fortran):
+    from spca._variance import offdiag_rowmax
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n))
+    A = np.asfortranarray(A) if fortran else A
+    a = np.abs(A)
+    np.fill_diagonal(a, 0.0)
+    np.testing.assert_array_equal(offdiag_rowmax(A), a.max(axis=1))
+    with pytest.raises(ValueError, match="out must have length"):
+        fast.offdiag_rowmax(np.ascontiguousarray(A), np.empty(n + 1))
