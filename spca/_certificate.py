@@ -418,7 +418,8 @@ MAX_REFINE_SUPPORT = 40
 
 
 def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
-            refine: bool = False, tol: float = 0.0) -> Certificate:
+            refine: bool = False, tol: float = 0.0,
+            max_refine: int = MAX_REFINE_SUPPORT) -> Certificate:
     """Best primal and dual bounds available from the iterate (X, M).
 
     Rank-one candidates are polished from the leading eigenvectors of ``Z``
@@ -427,7 +428,7 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
     ``QUICK_SUPPORT`` come first, and the search stops once the relative gap
     is within ``tol``.  With ``refine=True`` and a gap above ``tol`` after
     these, the supports ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3,
-    1e-4, at most ``MAX_REFINE_SUPPORT`` features) of ``Z = X / Tr X`` are
+    1e-4, at most ``max_refine`` features) of ``Z = X / Tr X`` are
     also solved by ``refine_on_support``, which handles optima of rank > 1.
     """
     trace = np.trace(X)
@@ -464,7 +465,7 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
         seen: set[int] = set()
         for theta in (1e-2, 1e-3, 1e-4):
             S = np.flatnonzero(d >= theta * d.max())
-            if S.size in seen or S.size > MAX_REFINE_SUPPORT:
+            if S.size in seen or S.size > max_refine:
                 continue
             seen.add(S.size)
             lo_r, Z_r, up_r = refine_on_support(Sigma, lam, S, D, tol=tol)
