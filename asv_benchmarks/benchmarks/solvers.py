@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 import spca
-from spca import _bca_fast
+from spca import _bca_fast, _certificate_fast
 
 from .common import FAMILIES, LAM_LEVELS, SIZES, is_xslow, problem
 
@@ -78,6 +78,9 @@ class Kernels:
         self.s = np.ascontiguousarray(self.Sigma[0])
         self.u = np.clip(np.zeros(n), self.s - lam, self.s + lam)
         self.w = np.empty(n)
+        self.idx = np.arange(n, dtype=np.intp)
+        self.labels = np.empty(n, dtype=np.intp)
+        self.excess = np.empty(n)
 
     def time_box_qp_5_passes(self, n):
         u = self.u.copy()
@@ -100,6 +103,38 @@ class Kernels:
     def time_cubic_root(self, n):
         for c in (-1.0, 0.0, 1.0):
             _bca_fast.cubic_root(c, 1e-6, 0.5)
+
+    def time_threshold_components(self, n):
+        _bca_fast.threshold_components(self.Sigma, self.idx, self.lam, self.labels,
+                                       self.excess)
+
+    def time_offdiag_rowmax(self, n):
+        _bca_fast.offdiag_rowmax(self.Sigma, self.excess)
+
+    def time_top_eigh(self, n):
+        _certificate_fast.top_eigh(self.Sigma, True)
+
+
+class CertificateKernels:
+    """The certificate's kernels on the small blocks a cardinality search sees."""
+
+    param_names = ["k"]
+    params = [[2, 5, 12, 40]]
+
+    def setup(self, k):
+        Sigma, lam = problem("spiked", max(k, 20), 0.5)
+        self.Sigma = np.ascontiguousarray(Sigma)
+        self.lam = lam
+        self.block = np.ascontiguousarray(Sigma[:k, :k])
+        self.S = np.arange(k, dtype=np.intp)
+        self.signs = np.ones(k)
+        self.x = np.empty(k)
+
+    def time_top_eigh(self, k):
+        _certificate_fast.top_eigh(self.block, True)
+
+    def time_polish_support(self, k):
+        _certificate_fast.polish_support(self.Sigma, self.S, self.signs, self.lam, 5, self.x)
 
 
 class Elimination:
