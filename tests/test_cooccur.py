@@ -1,11 +1,18 @@
 """The compiled kernels of the two corpus passes against dense computations."""
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spca.text._cooccur import (
+    _OPENMP,
+    _default_threads,
     centre_gram,
     cooccurrence_add,
     normalize_documents,
@@ -133,3 +140,124 @@ def test_normalize_documents(norm):
         normalize_documents(doc, y, 3)
     with pytest.raises(ValueError, match="same length"):
         normalize_documents(doc[:2], y, 1)
+
+
+# --------------------------------------------------------------------------
+# threads: the tile pairs of cooccurrence_add run in parallel (OpenMP)
+# --------------------------------------------------------------------------
+
+
+def _positions(rng, n_words, k, *, ordered):
+    """Positions of ``k`` random candidate words (shuffled, unless ``ordered``)."""
+    cand = rng.permutation(n_words)[:k]
+    if ordered:
+        cand.sort()
+    position = np.full(n_words, -1, dtype=np.int64)
+    position[cand] = np.arange(k)
+    return position
+
+
+def _random_chunk(rng, n_docs, position, words_per_doc, *, ordered, itype=np.int64):
+    """Records of ``n_docs`` documents (contiguous, in shuffled order, with
+    repeated (document, word) pairs) and the candidate positions.  The word
+    frequencies are Zipf-like, so the tile rows carry unequal work; with
+    ``ordered``, the words of a document are sorted."""
+    n_words = len(position)
+    p = 1.0 / np.arange(1, n_words + 1) ** 1.1
+    p /= p.sum()
+    docs, words = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for d in rng.permutation(n_docs):
+        w = rng.choice(n_words, size=rng.integers(0, 2 * words_per_doc + 1), p=p)
+        if ordered:
+            w.sort()
+        docs.append(np.full(len(w), d))
+        words.append(w)
+    doc = np.concatenate(docs).astype(itype)
+    word = np.concatenate(words).astype(itype)
+    x = rng.random(len(doc)) * rng.integers(1, 5, size=len(doc))
+    return doc, word, x, position
+
+
+def _accumulate(chunks, k, block, n_threads, pad=8):
+    pairs = np.zeros((k, k + pad))
+    squares, sums = np.zeros(k), np.zeros(k)
+    for doc, word, x, position in chunks:
+        cooccurrence_add(doc, word, x, position, pairs, squares, sums, block,
+                         n_threads=n_threads)
+    return pairs, squares, sums
+
+
+@pytest.mark.parametrize("k, block", [
+    (1, 256), (7, 256), (100, 256),  # one tile, k < tile
+    (256, 256), (300, 256), (700, 256), (1024, 256), (1100, 256),  # 1 to 5 tile rows
+    (37, 4), (64, 8),  # many small tiles (55 and 36 tile pairs)
+])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_threads_give_bit_identical_results(k, block, ordered):
+    rng = np.random.default_rng([k, block, ordered])
+    n_words = k + 200
+    position = _positions(rng, n_words, k, ordered=ordered)
+    # two chunks accumulated into the same arrays, the second with int32 indices
+    chunks = [_random_chunk(rng, 150, position, 60, ordered=ordered),
+              _random_chunk(rng, 80, position, 60, ordered=ordered, itype=np.int32)]
+    expected = _accumulate(chunks, k, block, n_threads=1)
+    assert expected[0].any() or k == 1
+    for n_threads in (2, 3, 4, None, 0, -1, np.int64(2), 10**30):
+        got = _accumulate(chunks, k, block, n_threads)
+        for a, b in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"n_threads={n_threads!r}")
+    # the Gram matrix, for good measure
+    pairs, squares, _ = expected
+    symmetrize_gram(pairs, squares)
+    gram = pairs.reshape(-1)[:k * k].reshape(k, k)
+    dense = np.zeros((230, n_words))
+    for i, (doc, word, x, _) in enumerate(chunks):
+        np.add.at(dense, (doc.astype(np.int64) + 150 * i, word), x)
+    S = np.zeros((230, k))
+    S[:, position[position >= 0]] = dense[:, position >= 0]
+    np.testing.assert_allclose(gram, S.T @ S, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_words=st.integers(1, 40),
+       words_per_doc=st.integers(0, 30), block=st.sampled_from([1, 2, 4, 8, 256]),
+       ordered=st.booleans(), n_threads=st.integers(2, 5))
+def test_threads_give_bit_identical_results_random(seed, n_docs, n_words, words_per_doc, block,
+                                                   ordered, n_threads):
+    rng = np.random.default_rng(seed)
+    position = _positions(rng, n_words, int(rng.integers(1, n_words + 1)), ordered=ordered)
+    k = int(position.max()) + 1
+    chunk = _random_chunk(rng, n_docs, position, words_per_doc, ordered=ordered)
+    expected = _accumulate([chunk], k, block, n_threads=1, pad=0)
+    got = _accumulate([chunk], k, block, n_threads=n_threads, pad=0)
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bad", [1.5, 2.0, "2", True, False, [2], np.float64(2.0)])
+def test_invalid_n_threads_is_rejected(bad):
+    doc = np.zeros(2, np.int64)
+    word = np.array([0, 1])
+    position = np.array([0, 1])
+    pairs, sq, sums = np.zeros((2, 2)), np.zeros(2), np.zeros(2)
+    message = re.escape(f"n_threads must be None or an integer, got {bad!r}")
+    with pytest.raises(ValueError, match=message):
+        cooccurrence_add(doc, word, np.ones(2), position, pairs, sq, sums, n_threads=bad)
+    with pytest.raises(TypeError):  # keyword only
+        cooccurrence_add(doc, word, np.ones(2), position, pairs, sq, sums, 256, 2)
+    # checked before anything is written, also for an empty chunk
+    assert not pairs.any() and not sq.any() and not sums.any()
+    empty = np.zeros(0, np.int64)
+    with pytest.raises(ValueError, match="n_threads"):
+        cooccurrence_add(empty, empty, np.zeros(0), position, pairs, sq, sums, n_threads=bad)
+
+
+def test_default_threads_follow_openmp_settings():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        assert _default_threads() == 1
+    code = "from spca.text import _cooccur; print(_cooccur._default_threads())"
+    env = dict(os.environ, OMP_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert int(out.stdout) == (3 if _OPENMP else 1)

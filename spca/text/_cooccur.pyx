@@ -7,19 +7,49 @@ squared deviations of a block of documents in two sweeps over its records;
 ``cooccurrence_add`` (pass 2) adds ``sum_d x[d, a] x[d, b]`` over the pairs
 of candidate records of each document of a block into a dense ``k x k``
 array.  It maps word ids to candidate positions itself (skipping the other
-words), then loops over the document's pairs tile by tile of the ``k x k``
+words) and groups each document's candidates by tile row, in one sequential
+sweep; then it loops over the documents' pairs tile by tile of the ``k x k``
 array, so that the part being updated stays in cache.  The cost is
 ``sum_d m_d^2 / 2`` for ``m_d`` candidate words in document ``d``, with no
 intermediate sparse matrix.
+
+The tiles are disjoint, so the tile pairs run in parallel on all cores
+(OpenMP, the largest first, dynamic schedule); every entry still receives
+its terms in document order, from one thread, so the result is bit for bit
+the same for any number of threads.  The number of threads is OpenMP's
+default (``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), or the
+kernel's ``n_threads``.  Built without OpenMP (``-Dopenmp=disabled``, or a
+compiler without it) the loops run serially.
 
 ``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
+import operator
+
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memmove
+
+from cython.parallel cimport prange
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define SPCA_OPENMP 1
+    static int spca_omp_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    #define SPCA_OPENMP 0
+    static int spca_omp_max_threads(void) { return 1; }
+    #endif
+    """
+    const int SPCA_OPENMP
+    int spca_omp_max_threads() noexcept nogil
+
+#: Whether this module was compiled with OpenMP (else its loops are serial).
+_OPENMP = bool(SPCA_OPENMP)
 
 ctypedef fused doc_t:
     int32_t
@@ -100,6 +130,22 @@ cdef inline void _triangle(double* base, Py_ssize_t ld, const int32_t* col,
         for j in range(i + 1, i1):
             r0[col[j]] += x0 * x[j]
         i += 1
+
+
+cdef void _tile_pair(double* base, Py_ssize_t ld, const int32_t* col, const double* x,
+                     const Py_ssize_t* ptr, Py_ssize_t stride, Py_ssize_t n_runs,
+                     Py_ssize_t p, Py_ssize_t q) noexcept nogil:
+    """All the pairs of tile (p, q), p <= q, run after run (document order)."""
+    cdef Py_ssize_t t
+    cdef const Py_ssize_t* P
+    if p == q:
+        for t in range(n_runs):
+            P = ptr + t * stride
+            _triangle(base, ld, col, x, P[p], P[p + 1])
+    else:
+        for t in range(n_runs):
+            P = ptr + t * stride
+            _rectangle(base, ld, col, x, P[q], P[q + 1], P[p], P[p + 1])
 
 
 def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
@@ -202,9 +248,31 @@ def normalize_documents(const doc_t[::1] doc, double[::1] x, int norm):
             s = e
 
 
+def _requested_threads(n_threads):
+    """``n_threads`` of :func:`cooccurrence_add` as an int (``<= 0``: the default)."""
+    if n_threads is None:
+        return 0
+    if isinstance(n_threads, bool):
+        raise ValueError(f"n_threads must be None or an integer, got {n_threads!r}")
+    try:
+        return operator.index(n_threads)
+    except TypeError:
+        raise ValueError(
+            f"n_threads must be None or an integer, got {n_threads!r}"
+        ) from None
+
+
+def _default_threads():
+    """The number of threads a parallel loop of this module uses by default:
+    OpenMP's (``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit set in this
+    thread), 1 when the module was built without OpenMP."""
+    return spca_omp_max_threads()
+
+
 def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,
                      const int64_t[::1] position, double[:, ::1] pairs,
-                     double[::1] squares, double[::1] sums, Py_ssize_t block=256):
+                     double[::1] squares, double[::1] sums, Py_ssize_t block=256, *,
+                     n_threads=None):
     """Accumulate the products of the candidate records of each document.
 
     Parameters
@@ -220,11 +288,12 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         Row/column in ``pairs`` of each word, in ``0 .. k - 1``, or ``-1``
         for a word to skip; distinct words must have distinct positions.
     pairs : float64 array of shape (k, ld), ``ld >= k``, updated in place
-        Receives ``x_i x_j`` at ``[pos_i, pos_j]`` for every pair ``i < j`` of
-        candidate records of one document; when ``pos_i // block`` and
-        ``pos_j // block`` differ, in the triangle ``[min, max]``, otherwise in
-        one triangle or the other, by record order.  Columns ``k ..`` (a
-        padding that keeps the rows off cache-aliasing strides) are unused.
+        Receives ``x_i x_j`` at ``[pos_i, pos_j]`` or ``[pos_j, pos_i]`` for
+        every pair ``i < j`` of candidate records of one document: when
+        ``pos_i // block`` and ``pos_j // block`` differ, in the lower
+        triangle ``[max, min]``, otherwise in one triangle or the other, by
+        record order.  Columns ``k ..`` (a padding that keeps the rows off
+        cache-aliasing strides) are unused.
     squares : float64 array of shape (k,), updated in place
         Receives ``x_i^2`` at ``pos_i`` for every candidate record.
     sums : float64 array of shape (k,), updated in place
@@ -232,12 +301,19 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     block : int, default 256
         Side of the tiles of ``pairs`` (a power of two): all the pairs of a
         tile are added, document after document, before the next tile.
+    n_threads : int, optional
+        Threads for the tile pairs (at most their number,
+        ``nb (nb + 1) / 2`` with ``nb = ceil(k / block)``).  ``None`` or
+        ``<= 0`` (default): OpenMP's default, i.e. ``OMP_NUM_THREADS`` or a
+        ``threadpoolctl`` limit set in the calling thread, else all cores.
+        Without OpenMP in the build, always 1.
 
     Raises
     ------
     ValueError
-        For inconsistent shapes, a word outside ``0 .. n_words - 1`` or a
-        position outside ``-1 .. k - 1``; then the outputs are unchanged.
+        For inconsistent shapes, a word outside ``0 .. n_words - 1``, a
+        position outside ``-1 .. k - 1`` or an ``n_threads`` that is not
+        ``None`` or an integer; then the outputs are unchanged.
 
     Notes
     -----
@@ -246,6 +322,20 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     is exact also when a (document, word) pair repeats, as
     ``(x_i + x_j)^2 = x_i^2 + x_j^2 + 2 x_i x_j``.  Every entry receives its
     terms in document order, as a loop over the documents would add them.
+
+    Threads: the grouping of the records by tile row (and the sums and
+    squares) is one sequential sweep; then each thread takes the next tile
+    pair, the ones with the most products first, and adds all its products,
+    document after document.  A tile pair writes only its own tile of
+    ``pairs``, so the result is the same, bit for bit, for any number of
+    threads.  An off-diagonal tile pair ``(p, q)``, ``p < q``, writes below
+    the diagonal, in the rows of tile ``q``: the heaviest tile pairs (those
+    of the most frequent candidates' tile row) then write different rows
+    of ``pairs`` at the same time; with tile pairs sharing their rows, the
+    tile loop was 1.3 times slower on 2 cores (NYT sample, k = 1024:
+    13.4 ms against 10.4 ms; 1 thread: 21.3 ms against 20.7 ms).  A Dask
+    worker started by a nanny has ``OMP_NUM_THREADS=1`` (Dask's default),
+    so its tasks stay single-threaded.
     """
     cdef Py_ssize_t r = doc.shape[0]
     cdef Py_ssize_t k = squares.shape[0]
@@ -266,6 +356,11 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     cdef Py_ssize_t* ptr = NULL  # of each document with 2+ candidates: its tile rows' starts
     cdef Py_ssize_t* grown
     cdef Py_ssize_t* P
+    cdef Py_ssize_t n_pairs, u, v, a
+    cdef int nt
+    cdef double* work = NULL  # of each tile pair, while ordering them
+    cdef Py_ssize_t* pair_p = NULL  # the tile pairs, by decreasing work
+    cdef Py_ssize_t* pair_q = NULL
     if word.shape[0] != r or x.shape[0] != r:
         raise ValueError("doc, word and x must have the same length")
     if pairs.shape[0] != k or ld < k or sums.shape[0] != k:
@@ -274,12 +369,19 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         raise ValueError(f"block must be a power of two, got {block}")
     if k >= 2**31:
         raise ValueError("too many candidate words")
+    requested = _requested_threads(n_threads)
     if r == 0:
         return
     while (1 << shift) < block:
         shift += 1
     nb = (k + block - 1) >> shift
     stride = nb + 1
+    n_pairs = nb * (nb + 1) // 2
+    if requested <= 0:
+        nt = spca_omp_max_threads()
+    else:
+        nt = <int> min(requested, n_pairs)
+    nt = <int> max(1, min(nt, n_pairs))
     scol = <int32_t*> malloc(r * sizeof(int32_t))
     sx = <double*> malloc(r * sizeof(double))
     off = <Py_ssize_t*> malloc(stride * sizeof(Py_ssize_t))
@@ -287,9 +389,14 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     if nb > 1:
         tcol = <int32_t*> malloc(r * sizeof(int32_t))
         tx = <double*> malloc(r * sizeof(double))
+    if nt > 1:
+        work = <double*> malloc(n_pairs * sizeof(double))
+        pair_p = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
+        pair_q = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
     try:
         if (scol == NULL or sx == NULL or off == NULL or ptr == NULL
-                or (nb > 1 and (tcol == NULL or tx == NULL))):
+                or (nb > 1 and (tcol == NULL or tx == NULL))
+                or (nt > 1 and (work == NULL or pair_p == NULL or pair_q == NULL))):
             raise MemoryError()
         with nogil:
             # 1. the candidate records, document after document, those of a
@@ -367,16 +474,50 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
                     xa = sx[i]
                     sums[scol[i]] += xa
                     squares[scol[i]] += xa * xa
-                # 3. the pairs, tile by tile
+                # 3. the pairs, tile by tile: a tile pair (p, q) writes only
+                #    its own tile of pairs, so the tile pairs are independent
                 base = &pairs[0, 0]
-                for p in range(nb):
-                    for q in range(p, nb):
-                        for t in range(n_runs):
-                            P = ptr + t * stride
-                            if p == q:
-                                _triangle(base, ld, scol, sx, P[p], P[p + 1])
-                            else:
-                                _rectangle(base, ld, scol, sx, P[p], P[p + 1], P[q], P[q + 1])
+                if nt == 1:
+                    for p in range(nb):
+                        for q in range(p, nb):
+                            _tile_pair(base, ld, scol, sx, ptr, stride, n_runs, p, q)
+                else:
+                    # the work of each tile pair (its number of products), then
+                    # the pairs by decreasing work (an insertion sort: a few
+                    # hundred pairs at most), so that the largest start first
+                    # and the small ones fill in at the end
+                    u = 0
+                    for p in range(nb):
+                        for q in range(p, nb):
+                            pair_p[u] = p
+                            pair_q[u] = q
+                            work[u] = 0.0
+                            u += 1
+                    for t in range(n_runs):
+                        P = ptr + t * stride
+                        u = 0
+                        for p in range(nb):
+                            m = P[p + 1] - P[p]
+                            work[u] += 0.5 * <double> (m * (m - 1))
+                            u += 1
+                            for q in range(p + 1, nb):
+                                work[u] += <double> (m * (P[q + 1] - P[q]))
+                                u += 1
+                    for u in range(1, n_pairs):
+                        xa = work[u]
+                        p = pair_p[u]
+                        q = pair_q[u]
+                        v = u
+                        while v > 0 and work[v - 1] < xa:
+                            work[v] = work[v - 1]
+                            pair_p[v] = pair_p[v - 1]
+                            pair_q[v] = pair_q[v - 1]
+                            v -= 1
+                        work[v] = xa
+                        pair_p[v] = p
+                        pair_q[v] = q
+                    for a in prange(n_pairs, schedule="dynamic", num_threads=nt):
+                        _tile_pair(base, ld, scol, sx, ptr, stride, n_runs, pair_p[a], pair_q[a])
     finally:
         free(scol)
         free(sx)
@@ -384,6 +525,9 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         free(tx)
         free(off)
         free(ptr)
+        free(work)
+        free(pair_p)
+        free(pair_q)
     if err == 1:
         raise ValueError(f"word index {w} out of range 0..{W - 1}")
     if err == 2:
