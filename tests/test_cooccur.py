@@ -252,6 +252,30 @@ def test_invalid_n_threads_is_rejected(bad):
         cooccurrence_add(empty, empty, np.zeros(0), position, pairs, sq, sums, n_threads=bad)
 
 
+def test_symmetrize_and_centre_do_not_depend_on_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(3)
+    k, ld = 300, 308
+    pairs = rng.random((k, ld))
+    pairs[:, k:] = 0.0
+    squares, mean = rng.random(k), rng.random(k)
+    results = []
+    for limit in (1, None):
+        with threadpoolctl.threadpool_limits(limits=limit, user_api="openmp"):
+            p = pairs.copy()
+            symmetrize_gram(p, squares)
+            gram = p.reshape(-1)[:k * k].reshape(k, k)
+            cov = gram.copy()
+            centre_gram(cov, mean, 7.0)
+            results.append((gram, cov))
+    (g1, c1), (g2, c2) = results
+    expected = pairs[:, :k] + pairs[:, :k].T + np.diag(squares)
+    np.testing.assert_array_equal(g1, expected)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(c1, expected / 7.0 - np.outer(mean, mean))
+    np.testing.assert_array_equal(c1, c2)
+
+
 def test_default_threads_follow_openmp_settings():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):

