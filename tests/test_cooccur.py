@@ -285,3 +285,58 @@ def test_default_threads_follow_openmp_settings():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
     assert int(out.stdout) == (3 if _OPENMP else 1)
+
+
+def _big_chunk(rng, k, *, ordered, huge=0):
+    """About 70,000 records (several threads' worth of step 1), optionally with
+    one document of ``huge`` records in the middle (300 of them candidates)."""
+    position = _positions(rng, 2 * k, k, ordered=ordered)
+    doc, word, x, _ = _random_chunk(rng, 1800, position, 20, ordered=ordered)
+    if huge:
+        others = np.flatnonzero(position < 0)
+        w = others[rng.integers(0, len(others), size=huge)]
+        w[rng.integers(0, huge, size=300)] = rng.choice(np.flatnonzero(position >= 0), 300)
+        if ordered:
+            w.sort()
+        mid = np.searchsorted(np.cumsum(np.diff(doc, prepend=doc[0]) != 0), 900)
+        doc = np.concatenate([doc[:mid], np.full(huge, 10**6), doc[mid:]])
+        word = np.concatenate([word[:mid], w, word[mid:]])
+        x = np.concatenate([x[:mid], rng.random(huge), x[mid:]])
+    return doc, word, x, position
+
+
+@pytest.mark.parametrize("huge", [0, 50_000, 200_000])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_threads_group_documents_bit_identically(huge, ordered):
+    # enough records for step 1 (grouping by tile row) to run on up to 4
+    # threads, each a run of whole documents; a huge document takes the cut
+    # of several threads (which then get no document)
+    rng = np.random.default_rng([huge, ordered])
+    k = 700
+    chunk = _big_chunk(rng, k, ordered=ordered, huge=huge)
+    expected = _accumulate([chunk], k, 256, n_threads=1)
+    for n_threads in (2, 3, 4, 8):
+        got = _accumulate([chunk], k, 256, n_threads)
+        for a, b in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"n_threads={n_threads}")
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+def test_threads_report_the_first_bad_record(n_threads):
+    rng = np.random.default_rng(7)
+    k = 300
+    doc, word, x, position = _big_chunk(rng, k, ordered=False)
+    r = len(doc)
+    pairs, sq, sums = np.zeros((k, k)), np.zeros(k), np.zeros(k)
+    bad = word.copy()
+    bad[[r // 2, r - 3]] = 2 * k + 5, 2 * k + 9  # in the second half, and at the end
+    with pytest.raises(ValueError, match=f"word index {2 * k + 5} out of range"):
+        cooccurrence_add(doc, bad, x, position, pairs, sq, sums, n_threads=n_threads)
+    bad[3 * r // 4] = -1  # before the end, after the first
+    with pytest.raises(ValueError, match=f"word index {2 * k + 5} out of range"):
+        cooccurrence_add(doc, bad, x, position, pairs, sq, sums, n_threads=n_threads)
+    bad_position = position.copy()
+    bad_position[word[r - 10]] = k  # a candidate's position out of range
+    with pytest.raises(ValueError, match=f"position {k} of word {word[r - 10]} out of range"):
+        cooccurrence_add(doc, word, x, bad_position, pairs, sq, sums, n_threads=n_threads)
+    assert not pairs.any() and not sq.any() and not sums.any()

@@ -7,19 +7,20 @@ squared deviations of a block of documents in two sweeps over its records;
 ``cooccurrence_add`` (pass 2) adds ``sum_d x[d, a] x[d, b]`` over the pairs
 of candidate records of each document of a block into a dense ``k x k``
 array.  It maps word ids to candidate positions itself (skipping the other
-words) and groups each document's candidates by tile row, in one sequential
-sweep; then it loops over the documents' pairs tile by tile of the ``k x k``
+words) and groups each document's candidates by tile row, in one sweep;
+then it loops over the documents' pairs tile by tile of the ``k x k``
 array, so that the part being updated stays in cache.  The cost is
 ``sum_d m_d^2 / 2`` for ``m_d`` candidate words in document ``d``, with no
 intermediate sparse matrix.
 
-The tiles are disjoint, so the tile pairs run in parallel on all cores
-(OpenMP, the largest first, dynamic schedule); every entry still receives
-its terms in document order, from one thread, so the result is bit for bit
-the same for any number of threads.  The number of threads is OpenMP's
-default (``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), or the
-kernel's ``n_threads``.  Built without OpenMP (``-Dopenmp=disabled``, or a
-compiler without it) the loops run serially.
+Both steps run on all cores (OpenMP): the grouping over runs of whole
+documents, and, as the tiles are disjoint, the tile pairs (the largest
+first, dynamic schedule).  Every entry still receives its terms in
+document order, from one thread, so the result is bit for bit the same for
+any number of threads.  The number of threads is OpenMP's default
+(``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), or the kernel's
+``n_threads``.  Built without OpenMP (``-Dopenmp=disabled``, or a compiler
+without it) the loops run serially.
 
 ``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each,
 also on OpenMP's default number of threads.
@@ -30,8 +31,8 @@ import operator
 
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, sqrt
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memmove
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memmove
 
 from cython.parallel cimport prange
 
@@ -51,6 +52,10 @@ cdef extern from *:
 
 #: Whether this module was compiled with OpenMP (else its loops are serial).
 _OPENMP = bool(SPCA_OPENMP)
+
+# Fewest records per thread in step 1 of cooccurrence_add (about 0.1 ms of
+# work: fewer are not worth waking a thread).
+cdef Py_ssize_t _GROUP_RECORDS = 1 << 14
 
 ctypedef fused doc_t:
     int32_t
@@ -147,6 +152,102 @@ cdef void _tile_pair(double* base, Py_ssize_t ld, const int32_t* col, const doub
         for t in range(n_runs):
             P = ptr + t * stride
             _rectangle(base, ld, col, x, P[q], P[q + 1], P[p], P[p + 1])
+
+
+# Step 1 of cooccurrence_add on a run of whole documents, the records
+# start .. stop - 1: their candidate records go to scol/sx from index start
+# on (there are at most stop - start of them), grouped by tile row within
+# each document, and the tile-row starts of each document with two or more
+# candidates to the rows of ptr.  With several threads, each fills one group.
+cdef struct _Group:
+    Py_ssize_t start, stop  # the records
+    Py_ssize_t n_out  # candidate records written: scol[start .. start + n_out - 1]
+    Py_ssize_t n_runs, cap  # rows of ptr used, allocated
+    Py_ssize_t* ptr  # each row: nb + 1 tile-row starts (indices into scol)
+    Py_ssize_t w  # at an error: the word ...
+    int64_t c  # ... and its position
+    int err  # 1: word out of range, 2: position out of range, 3: out of memory
+
+
+cdef void _group(_Group* g, const doc_t* doc, const word_t* word, const double* x,
+                 const int64_t* position, Py_ssize_t W, Py_ssize_t k, Py_ssize_t nb,
+                 Py_ssize_t shift, int32_t* scol, double* sx, int32_t* tcol, double* tx,
+                 Py_ssize_t* off) noexcept nogil:
+    """Fill ``g`` (``tcol``, ``tx``: scratch from index ``g.start`` on, for
+    ``nb > 1``; ``off``: ``nb + 1`` entries of scratch)."""
+    cdef Py_ssize_t s = g.start, r = g.stop, stride = nb + 1
+    cdef Py_ssize_t e, i, j, p, m, o, w, n_out = g.start
+    cdef int64_t c, last
+    cdef bint ordered
+    cdef Py_ssize_t* P
+    cdef Py_ssize_t* grown
+    while s < r:
+        e = s + 1
+        while e < r and doc[e] == doc[s]:
+            e += 1
+        o = n_out
+        last = 0
+        ordered = True
+        for i in range(s, e):
+            w = word[i]
+            if w < 0 or w >= W:
+                g.err = 1
+                g.w = w
+                return
+            c = position[w]
+            if c < 0:
+                if c == -1:
+                    continue
+            if c < 0 or c >= k:
+                g.err = 2
+                g.w = w
+                g.c = c
+                return
+            if c < last:
+                ordered = False
+            last = c
+            scol[o] = <int32_t> c
+            sx[o] = x[i]
+            o += 1
+        m = o - n_out
+        if m >= 2:
+            if g.n_runs == g.cap:
+                grown = <Py_ssize_t*> realloc(g.ptr, 2 * g.cap * stride * sizeof(Py_ssize_t))
+                if grown == NULL:
+                    g.err = 3
+                    return
+                g.ptr = grown
+                g.cap *= 2
+            P = g.ptr + g.n_runs * stride
+            if ordered or nb == 1:  # already grouped: find where each row starts
+                j = n_out
+                for p in range(nb):
+                    while j < o and (scol[j] >> shift) < p:
+                        j += 1
+                    P[p] = j
+                P[nb] = o
+            else:  # a counting sort by tile row, stable
+                for p in range(stride):
+                    off[p] = 0
+                for i in range(m):
+                    tcol[g.start + i] = scol[n_out + i]
+                    tx[g.start + i] = sx[n_out + i]
+                    off[(scol[n_out + i] >> shift) + 1] += 1
+                off[0] = n_out
+                for p in range(nb):
+                    off[p + 1] += off[p]
+                    P[p] = off[p]
+                P[nb] = o
+                for i in range(m):
+                    p = tcol[g.start + i] >> shift
+                    j = off[p]
+                    scol[j] = tcol[g.start + i]
+                    sx[j] = tx[g.start + i]
+                    off[p] = j + 1
+            g.n_runs += 1
+        n_out = o
+        s = e
+    g.n_out = n_out - g.start
 
 
 def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
@@ -303,11 +404,11 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         Side of the tiles of ``pairs`` (a power of two): all the pairs of a
         tile are added, document after document, before the next tile.
     n_threads : int, optional
-        Threads for the tile pairs (at most their number,
-        ``nb (nb + 1) / 2`` with ``nb = ceil(k / block)``).  ``None`` or
-        ``<= 0`` (default): OpenMP's default, i.e. ``OMP_NUM_THREADS`` or a
-        ``threadpoolctl`` limit set in the calling thread, else all cores.
-        Without OpenMP in the build, always 1.
+        Threads, at most: one per 16,384 records when grouping them, one per
+        tile pair (``nb (nb + 1) / 2`` with ``nb = ceil(k / block)``) in the
+        tile loop.  ``None`` or ``<= 0`` (default): OpenMP's default, i.e.
+        ``OMP_NUM_THREADS`` or a ``threadpoolctl`` limit set in the calling
+        thread, else all cores.  Without OpenMP in the build, always 1.
 
     Raises
     ------
@@ -324,41 +425,44 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     ``(x_i + x_j)^2 = x_i^2 + x_j^2 + 2 x_i x_j``.  Every entry receives its
     terms in document order, as a loop over the documents would add them.
 
-    Threads: the grouping of the records by tile row (and the sums and
-    squares) is one sequential sweep; then each thread takes the next tile
-    pair, the ones with the most products first, and adds all its products,
-    document after document.  A tile pair writes only its own tile of
-    ``pairs``, so the result is the same, bit for bit, for any number of
-    threads.  An off-diagonal tile pair ``(p, q)``, ``p < q``, writes below
-    the diagonal, in the rows of tile ``q``: the heaviest tile pairs (those
-    of the most frequent candidates' tile row) then write different rows
-    of ``pairs`` at the same time; with tile pairs sharing their rows, the
-    tile loop was 1.3 times slower on 2 cores (NYT sample, k = 1024:
-    13.4 ms against 10.4 ms; 1 thread: 21.3 ms against 20.7 ms).  A Dask
-    worker started by a nanny has ``OMP_NUM_THREADS=1`` (Dask's default),
-    so its tasks stay single-threaded.
+    Threads: first each thread groups the candidate records of a run of
+    whole documents (the records cut into equal parts between documents)
+    into its own part of the scratch arrays; the sums and squares are then
+    added in document order, in one sweep.  Then each thread takes the next
+    tile pair, the ones with the most products first, and adds all its
+    products, document after document.  A tile pair writes only its own
+    tile of ``pairs``, so the result is the same, bit for bit, for any
+    number of threads.  An off-diagonal tile pair ``(p, q)``, ``p < q``,
+    writes below the diagonal, in the rows of tile ``q``: the heaviest tile
+    pairs (those of the most frequent candidates' tile row) then write
+    different rows of ``pairs`` at the same time; with tile pairs sharing
+    their rows, the tile loop was 1.3 times slower on 2 cores (NYT sample,
+    k = 1024: 13.4 ms against 10.4 ms; 1 thread: 21.3 ms against 20.7 ms).
+    A Dask worker started by a nanny has ``OMP_NUM_THREADS=1`` (Dask's
+    default), so its tasks stay single-threaded.
     """
     cdef Py_ssize_t r = doc.shape[0]
     cdef Py_ssize_t k = squares.shape[0]
     cdef Py_ssize_t W = position.shape[0]
     cdef Py_ssize_t ld = pairs.shape[1]
-    cdef Py_ssize_t s = 0, e, i, j, p, q, t, m, o, w = 0, nb, shift = 0
-    cdef Py_ssize_t n_out = 0, n_runs = 0, cap = 1024, stride
-    cdef int64_t c = 0, last
-    cdef int err = 0
-    cdef bint ordered
+    cdef Py_ssize_t i, j, p, q, t, m, e, w = 0, nb, shift = 0
+    cdef Py_ssize_t n_runs = 0, stride, n_pairs, u, v, a
+    cdef int64_t c = 0
+    cdef int err = 0, nt, ng
     cdef double xa
     cdef double* base
+    cdef const doc_t* docp
+    cdef const word_t* wordp
+    cdef const double* xp
+    cdef const int64_t* posp
     cdef int32_t* scol = NULL  # candidate records: positions ...
     cdef double* sx = NULL  # ... and values
-    cdef int32_t* tcol = NULL  # one document's candidates, while grouped by tile row
+    cdef int32_t* tcol = NULL  # a document's candidates, while grouped by tile row
     cdef double* tx = NULL
-    cdef Py_ssize_t* off = NULL  # next free slot of each tile row
+    cdef Py_ssize_t* off = NULL  # next free slot of each tile row, for each group
+    cdef _Group* groups = NULL  # step 1's runs of whole documents, one per thread
     cdef Py_ssize_t* ptr = NULL  # of each document with 2+ candidates: its tile rows' starts
-    cdef Py_ssize_t* grown
     cdef Py_ssize_t* P
-    cdef Py_ssize_t n_pairs, u, v, a
-    cdef int nt
     cdef double* work = NULL  # of each tile pair, while ordering them
     cdef Py_ssize_t* pair_p = NULL  # the tile pairs, by decreasing work
     cdef Py_ssize_t* pair_q = NULL
@@ -378,15 +482,19 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     nb = (k + block - 1) >> shift
     stride = nb + 1
     n_pairs = nb * (nb + 1) // 2
-    if requested <= 0:
-        nt = spca_omp_max_threads()
-    else:
-        nt = <int> min(requested, n_pairs)
-    nt = <int> max(1, min(nt, n_pairs))
+    threads = spca_omp_max_threads() if requested <= 0 else requested
+    # step 1: a thread per run of at least _GROUP_RECORDS records; step 3: a
+    # thread per tile pair at most
+    ng = <int> max(1, min(threads, r // _GROUP_RECORDS))
+    nt = <int> max(1, min(threads, n_pairs))
+    docp = &doc[0]
+    wordp = &word[0]
+    xp = &x[0]
+    posp = &position[0] if W > 0 else NULL
     scol = <int32_t*> malloc(r * sizeof(int32_t))
     sx = <double*> malloc(r * sizeof(double))
-    off = <Py_ssize_t*> malloc(stride * sizeof(Py_ssize_t))
-    ptr = <Py_ssize_t*> malloc(cap * stride * sizeof(Py_ssize_t))
+    off = <Py_ssize_t*> malloc(ng * stride * sizeof(Py_ssize_t))
+    groups = <_Group*> calloc(ng, sizeof(_Group))
     if nb > 1:
         tcol = <int32_t*> malloc(r * sizeof(int32_t))
         tx = <double*> malloc(r * sizeof(double))
@@ -395,86 +503,63 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         pair_p = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
         pair_q = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
     try:
-        if (scol == NULL or sx == NULL or off == NULL or ptr == NULL
+        if (scol == NULL or sx == NULL or off == NULL or groups == NULL
                 or (nb > 1 and (tcol == NULL or tx == NULL))
                 or (nt > 1 and (work == NULL or pair_p == NULL or pair_q == NULL))):
             raise MemoryError()
+        # the groups: about r / ng records each, cut between documents
+        for j in range(ng):
+            groups[j].start = groups[j - 1].stop if j else 0
+            e = r if j == ng - 1 else max(r * (j + 1) // ng, groups[j].start)
+            while 0 < e < r and doc[e] == doc[e - 1]:
+                e += 1
+            groups[j].stop = e
+            groups[j].cap = 1024
+            groups[j].ptr = <Py_ssize_t*> malloc(1024 * stride * sizeof(Py_ssize_t))
+            if groups[j].ptr == NULL:
+                raise MemoryError()
         with nogil:
             # 1. the candidate records, document after document, those of a
-            #    document grouped by tile row (block 0's records, block 1's, ...)
-            while s < r:
-                e = s + 1
-                while e < r and doc[e] == doc[s]:
-                    e += 1
-                o = n_out
-                last = 0
-                ordered = True
-                for i in range(s, e):
-                    w = word[i]
-                    if w < 0 or w >= W:
-                        err = 1
-                        break
-                    c = position[w]
-                    if c < 0:
-                        if c == -1:
-                            continue
-                        err = 2
-                        break
-                    if c >= k:
-                        err = 2
-                        break
-                    if c < last:
-                        ordered = False
-                    last = c
-                    scol[o] = <int32_t> c
-                    sx[o] = x[i]
-                    o += 1
-                if err:
+            #    document grouped by tile row (block 0's records, block 1's, ...);
+            #    in parallel, each thread a group of documents
+            if ng == 1:
+                _group(&groups[0], docp, wordp, xp, posp, W, k, nb, shift, scol, sx,
+                       tcol, tx, off)
+            else:
+                for j in prange(ng, schedule="static", num_threads=ng):
+                    _group(&groups[j], docp, wordp, xp, posp, W, k, nb, shift, scol, sx,
+                           tcol, tx, off + j * stride)
+            for j in range(ng):  # the first error, in record order
+                if groups[j].err:
+                    err = groups[j].err
+                    w = groups[j].w
+                    c = groups[j].c
                     break
-                m = o - n_out
-                if m >= 2:
-                    if n_runs == cap:
-                        grown = <Py_ssize_t*> realloc(ptr, 2 * cap * stride * sizeof(Py_ssize_t))
-                        if grown == NULL:
-                            err = 3
-                            break
-                        ptr = grown
-                        cap *= 2
-                    P = ptr + n_runs * stride
-                    if ordered or nb == 1:  # already grouped: find where each row starts
-                        j = n_out
-                        for p in range(nb):
-                            while j < o and (scol[j] >> shift) < p:
-                                j += 1
-                            P[p] = j
-                        P[nb] = o
-                    else:  # a counting sort by tile row, stable
-                        for p in range(stride):
-                            off[p] = 0
-                        for i in range(m):
-                            tcol[i] = scol[n_out + i]
-                            tx[i] = sx[n_out + i]
-                            off[(tcol[i] >> shift) + 1] += 1
-                        off[0] = n_out
-                        for p in range(nb):
-                            off[p + 1] += off[p]
-                            P[p] = off[p]
-                        P[nb] = o
-                        for i in range(m):
-                            p = tcol[i] >> shift
-                            j = off[p]
-                            scol[j] = tcol[i]
-                            sx[j] = tx[i]
-                            off[p] = j + 1
-                    n_runs += 1
-                n_out = o
-                s = e
+            if not err:
+                # the groups' runs, in document order
+                if ng == 1:
+                    ptr = groups[0].ptr
+                    groups[0].ptr = NULL
+                    n_runs = groups[0].n_runs
+                else:
+                    for j in range(ng):
+                        n_runs += groups[j].n_runs
+                    ptr = <Py_ssize_t*> malloc((n_runs + 1) * stride * sizeof(Py_ssize_t))
+                    if ptr == NULL:
+                        err = 3
+                    else:
+                        t = 0
+                        for j in range(ng):
+                            memcpy(ptr + t * stride, groups[j].ptr,
+                                   groups[j].n_runs * stride * sizeof(Py_ssize_t))
+                            t += groups[j].n_runs
             if not err:
                 # 2. sums and squares (each entry in document order)
-                for i in range(n_out):
-                    xa = sx[i]
-                    sums[scol[i]] += xa
-                    squares[scol[i]] += xa * xa
+                for j in range(ng):
+                    for i in range(groups[j].start, groups[j].start + groups[j].n_out):
+                        xa = sx[i]
+                        sums[scol[i]] += xa
+                        squares[scol[i]] += xa * xa
                 # 3. the pairs, tile by tile: a tile pair (p, q) writes only
                 #    its own tile of pairs, so the tile pairs are independent
                 base = &pairs[0, 0]
@@ -520,6 +605,10 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
                     for a in prange(n_pairs, schedule="dynamic", num_threads=nt):
                         _tile_pair(base, ld, scol, sx, ptr, stride, n_runs, pair_p[a], pair_q[a])
     finally:
+        if groups != NULL:
+            for j in range(ng):
+                free(groups[j].ptr)
+        free(groups)
         free(scol)
         free(sx)
         free(tcol)
