@@ -30,9 +30,8 @@ A full run takes about 15 minutes (the first-order method is capped at 60 s
 per size and runs up to n = 1000, where its ratio is a lower bound).
 
 lam is half the largest off-diagonal ``|Sigma_ij|`` (Gaussian ``F'F / n`` and
-spiked ``u u' + V V' / m`` families, seed 0).  BLAS, and the OpenMP threads
-of the text pipeline's pass 2, are limited to one thread (threadpoolctl) so
-that both sides of a ratio run alike.
+spiked ``u u' + V V' / m`` families, seed 0).  BLAS is limited to one thread
+(threadpoolctl) so that both sides of a ratio run alike.
 """
 
 from __future__ import annotations
