@@ -143,7 +143,8 @@ def test_normalize_documents(norm):
 
 
 # --------------------------------------------------------------------------
-# threads: the tile pairs of cooccurrence_add run in parallel (OpenMP)
+# threads (OpenMP): cooccurrence_add groups runs of documents and adds the
+# tile pairs in parallel; symmetrize_gram and centre_gram split their rows
 # --------------------------------------------------------------------------
 
 
