@@ -19,9 +19,10 @@ Writes into ``--output`` (default ``paper/output`` next to this script):
 
 Every number written is measured by this run; the only numbers typed in are
 the paper's own, quoted as such (``PAPER`` below).  Seeds are fixed
-(``--seed``).  BLAS is limited to ``--blas-threads`` threads (default 1)
-for all timings.  The PNGs need matplotlib (``pip install .[paper]``);
-without it only the CSVs are written and the report says so.
+(``--seed``).  BLAS, and the OpenMP threads of the text pipeline's pass 2,
+are limited to ``--blas-threads`` threads (default 1) for all timings.  The
+PNGs need matplotlib (``pip install .[paper]``); without it only the CSVs
+are written and the report says so.
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="download (once, into $SPCA_DATA or ~/spca_data) the named UCI "
                         "corpora and use them; bare --fetch means nytimes")
     p.add_argument("--blas-threads", type=int, default=1,
-                   help="BLAS threads during the run, set with threadpoolctl (default 1)")
+                   help="BLAS (and pass-2 OpenMP) threads during the run, set with "
+                        "threadpoolctl (default 1)")
     args = p.parse_args(argv)
     q = args.quick
     if args.max_first_order_seconds is None:

@@ -1,11 +1,18 @@
 """The compiled kernels of the two corpus passes against dense computations."""
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spca.text._cooccur import (
+    _OPENMP,
+    _default_threads,
     centre_gram,
     cooccurrence_add,
     normalize_documents,
@@ -133,3 +140,204 @@ def test_normalize_documents(norm):
         normalize_documents(doc, y, 3)
     with pytest.raises(ValueError, match="same length"):
         normalize_documents(doc[:2], y, 1)
+
+
+# --------------------------------------------------------------------------
+# threads (OpenMP): cooccurrence_add groups runs of documents and adds the
+# tile pairs in parallel; symmetrize_gram and centre_gram split their rows
+# --------------------------------------------------------------------------
+
+
+def _positions(rng, n_words, k, *, ordered):
+    """Positions of ``k`` random candidate words (shuffled, unless ``ordered``)."""
+    cand = rng.permutation(n_words)[:k]
+    if ordered:
+        cand.sort()
+    position = np.full(n_words, -1, dtype=np.int64)
+    position[cand] = np.arange(k)
+    return position
+
+
+def _random_chunk(rng, n_docs, position, words_per_doc, *, ordered, itype=np.int64):
+    """Records of ``n_docs`` documents (contiguous, in shuffled order, with
+    repeated (document, word) pairs) and the candidate positions.  The word
+    frequencies are Zipf-like, so the tile rows carry unequal work; with
+    ``ordered``, the words of a document are sorted."""
+    n_words = len(position)
+    p = 1.0 / np.arange(1, n_words + 1) ** 1.1
+    p /= p.sum()
+    docs, words = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for d in rng.permutation(n_docs):
+        w = rng.choice(n_words, size=rng.integers(0, 2 * words_per_doc + 1), p=p)
+        if ordered:
+            w.sort()
+        docs.append(np.full(len(w), d))
+        words.append(w)
+    doc = np.concatenate(docs).astype(itype)
+    word = np.concatenate(words).astype(itype)
+    x = rng.random(len(doc)) * rng.integers(1, 5, size=len(doc))
+    return doc, word, x, position
+
+
+def _accumulate(chunks, k, block, n_threads, pad=8):
+    pairs = np.zeros((k, k + pad))
+    squares, sums = np.zeros(k), np.zeros(k)
+    for doc, word, x, position in chunks:
+        cooccurrence_add(doc, word, x, position, pairs, squares, sums, block,
+                         n_threads=n_threads)
+    return pairs, squares, sums
+
+
+@pytest.mark.parametrize("k, block", [
+    (1, 256), (7, 256), (100, 256),  # one tile, k < tile
+    (256, 256), (300, 256), (700, 256), (1024, 256), (1100, 256),  # 1 to 5 tile rows
+    (37, 4), (64, 8),  # many small tiles (55 and 36 tile pairs)
+])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_threads_give_bit_identical_results(k, block, ordered):
+    rng = np.random.default_rng([k, block, ordered])
+    n_words = k + 200
+    position = _positions(rng, n_words, k, ordered=ordered)
+    # two chunks accumulated into the same arrays, the second with int32 indices
+    chunks = [_random_chunk(rng, 150, position, 60, ordered=ordered),
+              _random_chunk(rng, 80, position, 60, ordered=ordered, itype=np.int32)]
+    expected = _accumulate(chunks, k, block, n_threads=1)
+    assert expected[0].any() or k == 1
+    for n_threads in (2, 3, 4, None, 0, -1, np.int64(2), 10**30):
+        got = _accumulate(chunks, k, block, n_threads)
+        for a, b in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"n_threads={n_threads!r}")
+    # the Gram matrix, for good measure
+    pairs, squares, _ = expected
+    symmetrize_gram(pairs, squares)
+    gram = pairs.reshape(-1)[:k * k].reshape(k, k)
+    dense = np.zeros((230, n_words))
+    for i, (doc, word, x, _) in enumerate(chunks):
+        np.add.at(dense, (doc.astype(np.int64) + 150 * i, word), x)
+    S = np.zeros((230, k))
+    S[:, position[position >= 0]] = dense[:, position >= 0]
+    np.testing.assert_allclose(gram, S.T @ S, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_words=st.integers(1, 40),
+       words_per_doc=st.integers(0, 30), block=st.sampled_from([1, 2, 4, 8, 256]),
+       ordered=st.booleans(), n_threads=st.integers(2, 5))
+def test_threads_give_bit_identical_results_random(seed, n_docs, n_words, words_per_doc, block,
+                                                   ordered, n_threads):
+    rng = np.random.default_rng(seed)
+    position = _positions(rng, n_words, int(rng.integers(1, n_words + 1)), ordered=ordered)
+    k = int(position.max()) + 1
+    chunk = _random_chunk(rng, n_docs, position, words_per_doc, ordered=ordered)
+    expected = _accumulate([chunk], k, block, n_threads=1, pad=0)
+    got = _accumulate([chunk], k, block, n_threads=n_threads, pad=0)
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bad", [1.5, 2.0, "2", True, False, [2], np.float64(2.0)])
+def test_invalid_n_threads_is_rejected(bad):
+    doc = np.zeros(2, np.int64)
+    word = np.array([0, 1])
+    position = np.array([0, 1])
+    pairs, sq, sums = np.zeros((2, 2)), np.zeros(2), np.zeros(2)
+    message = re.escape(f"n_threads must be None or an integer, got {bad!r}")
+    with pytest.raises(ValueError, match=message):
+        cooccurrence_add(doc, word, np.ones(2), position, pairs, sq, sums, n_threads=bad)
+    with pytest.raises(TypeError):  # keyword only
+        cooccurrence_add(doc, word, np.ones(2), position, pairs, sq, sums, 256, 2)
+    # checked before anything is written, also for an empty chunk
+    assert not pairs.any() and not sq.any() and not sums.any()
+    empty = np.zeros(0, np.int64)
+    with pytest.raises(ValueError, match="n_threads"):
+        cooccurrence_add(empty, empty, np.zeros(0), position, pairs, sq, sums, n_threads=bad)
+
+
+def test_symmetrize_and_centre_do_not_depend_on_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(3)
+    k, ld = 300, 308
+    pairs = rng.random((k, ld))
+    pairs[:, k:] = 0.0
+    squares, mean = rng.random(k), rng.random(k)
+    results = []
+    for limit in (1, None):
+        with threadpoolctl.threadpool_limits(limits=limit, user_api="openmp"):
+            p = pairs.copy()
+            symmetrize_gram(p, squares)
+            gram = p.reshape(-1)[:k * k].reshape(k, k)
+            cov = gram.copy()
+            centre_gram(cov, mean, 7.0)
+            results.append((gram, cov))
+    (g1, c1), (g2, c2) = results
+    expected = pairs[:, :k] + pairs[:, :k].T + np.diag(squares)
+    np.testing.assert_array_equal(g1, expected)
+    np.testing.assert_array_equal(g1, g2)
+    np.testing.assert_array_equal(c1, expected / 7.0 - np.outer(mean, mean))
+    np.testing.assert_array_equal(c1, c2)
+
+
+def test_default_threads_follow_openmp_settings():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with threadpoolctl.threadpool_limits(limits=1, user_api="openmp"):
+        assert _default_threads() == 1
+    code = "from spca.text import _cooccur; print(_cooccur._default_threads())"
+    env = dict(os.environ, OMP_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert int(out.stdout) == (3 if _OPENMP else 1)
+
+
+def _big_chunk(rng, k, *, ordered, huge=0):
+    """About 70,000 records (several threads' worth of step 1), optionally with
+    one document of ``huge`` records in the middle (300 of them candidates)."""
+    position = _positions(rng, 2 * k, k, ordered=ordered)
+    doc, word, x, _ = _random_chunk(rng, 1800, position, 20, ordered=ordered)
+    if huge:
+        others = np.flatnonzero(position < 0)
+        w = others[rng.integers(0, len(others), size=huge)]
+        w[rng.integers(0, huge, size=300)] = rng.choice(np.flatnonzero(position >= 0), 300)
+        if ordered:
+            w.sort()
+        mid = np.searchsorted(np.cumsum(np.diff(doc, prepend=doc[0]) != 0), 900)
+        doc = np.concatenate([doc[:mid], np.full(huge, 10**6), doc[mid:]])
+        word = np.concatenate([word[:mid], w, word[mid:]])
+        x = np.concatenate([x[:mid], rng.random(huge), x[mid:]])
+    return doc, word, x, position
+
+
+@pytest.mark.parametrize("huge", [0, 50_000, 200_000])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_threads_group_documents_bit_identically(huge, ordered):
+    # enough records for step 1 (grouping by tile row) to run on up to 4
+    # threads, each a run of whole documents; a huge document takes the cut
+    # of several threads (which then get no document)
+    rng = np.random.default_rng([huge, ordered])
+    k = 700
+    chunk = _big_chunk(rng, k, ordered=ordered, huge=huge)
+    expected = _accumulate([chunk], k, 256, n_threads=1)
+    for n_threads in (2, 3, 4, 8):
+        got = _accumulate([chunk], k, 256, n_threads)
+        for a, b in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"n_threads={n_threads}")
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+def test_threads_report_the_first_bad_record(n_threads):
+    rng = np.random.default_rng(7)
+    k = 300
+    doc, word, x, position = _big_chunk(rng, k, ordered=False)
+    r = len(doc)
+    pairs, sq, sums = np.zeros((k, k)), np.zeros(k), np.zeros(k)
+    bad = word.copy()
+    bad[[r // 2, r - 3]] = 2 * k + 5, 2 * k + 9  # in the second half, and at the end
+    with pytest.raises(ValueError, match=f"word index {2 * k + 5} out of range"):
+        cooccurrence_add(doc, bad, x, position, pairs, sq, sums, n_threads=n_threads)
+    bad[3 * r // 4] = -1  # before the end, after the first
+    with pytest.raises(ValueError, match=f"word index {2 * k + 5} out of range"):
+        cooccurrence_add(doc, bad, x, position, pairs, sq, sums, n_threads=n_threads)
+    bad_position = position.copy()
+    bad_position[word[r - 10]] = k  # a candidate's position out of range
+    with pytest.raises(ValueError, match=f"position {k} of word {word[r - 10]} out of range"):
+        cooccurrence_add(doc, word, x, bad_position, pairs, sq, sums, n_threads=n_threads)
+    assert not pairs.any() and not sq.any() and not sums.any()

@@ -7,19 +7,55 @@ squared deviations of a block of documents in two sweeps over its records;
 ``cooccurrence_add`` (pass 2) adds ``sum_d x[d, a] x[d, b]`` over the pairs
 of candidate records of each document of a block into a dense ``k x k``
 array.  It maps word ids to candidate positions itself (skipping the other
-words), then loops over the document's pairs tile by tile of the ``k x k``
+words) and groups each document's candidates by tile row, in one sweep;
+then it loops over the documents' pairs tile by tile of the ``k x k``
 array, so that the part being updated stays in cache.  The cost is
 ``sum_d m_d^2 / 2`` for ``m_d`` candidate words in document ``d``, with no
 intermediate sparse matrix.
 
-``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each.
+Both steps run on all cores (OpenMP): the grouping over runs of whole
+documents, and, as the tiles are disjoint, the tile pairs (the largest
+first, dynamic schedule).  Every entry still receives its terms in
+document order, from one thread, so the result is bit for bit the same for
+any number of threads.  The number of threads is OpenMP's default
+(``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit), or the kernel's
+``n_threads``.  Built without OpenMP (``-Dopenmp=disabled``, or a compiler
+without it) the loops run serially.
+
+``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each,
+also on OpenMP's default number of threads.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
+import operator
+
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, sqrt
-from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memmove
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memmove
+
+from cython.parallel cimport prange
+
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    #define SPCA_OPENMP 1
+    static int spca_omp_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    #define SPCA_OPENMP 0
+    static int spca_omp_max_threads(void) { return 1; }
+    #endif
+    """
+    const int SPCA_OPENMP
+    int spca_omp_max_threads() noexcept nogil
+
+#: Whether this module was compiled with OpenMP (else its loops are serial).
+_OPENMP = bool(SPCA_OPENMP)
+
+# Fewest records per thread in step 1 of cooccurrence_add (about 0.1 ms of
+# work: fewer are not worth waking a thread).
+cdef Py_ssize_t _GROUP_RECORDS = 1 << 14
 
 ctypedef fused doc_t:
     int32_t
@@ -100,6 +136,118 @@ cdef inline void _triangle(double* base, Py_ssize_t ld, const int32_t* col,
         for j in range(i + 1, i1):
             r0[col[j]] += x0 * x[j]
         i += 1
+
+
+cdef void _tile_pair(double* base, Py_ssize_t ld, const int32_t* col, const double* x,
+                     const Py_ssize_t* ptr, Py_ssize_t stride, Py_ssize_t n_runs,
+                     Py_ssize_t p, Py_ssize_t q) noexcept nogil:
+    """All the pairs of tile (p, q), p <= q, run after run (document order)."""
+    cdef Py_ssize_t t
+    cdef const Py_ssize_t* P
+    if p == q:
+        for t in range(n_runs):
+            P = ptr + t * stride
+            _triangle(base, ld, col, x, P[p], P[p + 1])
+    else:
+        for t in range(n_runs):
+            P = ptr + t * stride
+            _rectangle(base, ld, col, x, P[q], P[q + 1], P[p], P[p + 1])
+
+
+# Step 1 of cooccurrence_add on a run of whole documents, the records
+# start .. stop - 1: their candidate records go to scol/sx from index start
+# on (there are at most stop - start of them), grouped by tile row within
+# each document, and the tile-row starts of each document with two or more
+# candidates to the rows of ptr.  With several threads, each fills one group.
+cdef struct _Group:
+    Py_ssize_t start, stop  # the records
+    Py_ssize_t n_out  # candidate records written: scol[start .. start + n_out - 1]
+    Py_ssize_t n_runs, cap  # rows of ptr used, allocated
+    Py_ssize_t* ptr  # each row: nb + 1 tile-row starts (indices into scol)
+    Py_ssize_t w  # at an error: the word ...
+    int64_t c  # ... and its position
+    int err  # 1: word out of range, 2: position out of range, 3: out of memory
+
+
+cdef void _group(_Group* g, const doc_t* doc, const word_t* word, const double* x,
+                 const int64_t* position, Py_ssize_t W, Py_ssize_t k, Py_ssize_t nb,
+                 Py_ssize_t shift, int32_t* scol, double* sx, int32_t* tcol, double* tx,
+                 Py_ssize_t* off) noexcept nogil:
+    """Fill ``g`` (``tcol``, ``tx``: scratch from index ``g.start`` on, for
+    ``nb > 1``; ``off``: ``nb + 1`` entries of scratch)."""
+    cdef Py_ssize_t s = g.start, r = g.stop, stride = nb + 1
+    cdef Py_ssize_t e, i, j, p, m, o, w, n_out = g.start
+    cdef int64_t c, last
+    cdef bint ordered
+    cdef Py_ssize_t* P
+    cdef Py_ssize_t* grown
+    while s < r:
+        e = s + 1
+        while e < r and doc[e] == doc[s]:
+            e += 1
+        o = n_out
+        last = 0
+        ordered = True
+        for i in range(s, e):
+            w = word[i]
+            if w < 0 or w >= W:
+                g.err = 1
+                g.w = w
+                return
+            c = position[w]
+            if c < 0:
+                if c == -1:
+                    continue
+            if c < 0 or c >= k:
+                g.err = 2
+                g.w = w
+                g.c = c
+                return
+            if c < last:
+                ordered = False
+            last = c
+            scol[o] = <int32_t> c
+            sx[o] = x[i]
+            o += 1
+        m = o - n_out
+        if m >= 2:
+            if g.n_runs == g.cap:
+                grown = <Py_ssize_t*> realloc(g.ptr, 2 * g.cap * stride * sizeof(Py_ssize_t))
+                if grown == NULL:
+                    g.err = 3
+                    return
+                g.ptr = grown
+                g.cap *= 2
+            P = g.ptr + g.n_runs * stride
+            if ordered or nb == 1:  # already grouped: find where each row starts
+                j = n_out
+                for p in range(nb):
+                    while j < o and (scol[j] >> shift) < p:
+                        j += 1
+                    P[p] = j
+                P[nb] = o
+            else:  # a counting sort by tile row, stable
+                for p in range(stride):
+                    off[p] = 0
+                for i in range(m):
+                    tcol[g.start + i] = scol[n_out + i]
+                    tx[g.start + i] = sx[n_out + i]
+                    off[(scol[n_out + i] >> shift) + 1] += 1
+                off[0] = n_out
+                for p in range(nb):
+                    off[p + 1] += off[p]
+                    P[p] = off[p]
+                P[nb] = o
+                for i in range(m):
+                    p = tcol[g.start + i] >> shift
+                    j = off[p]
+                    scol[j] = tcol[g.start + i]
+                    sx[j] = tx[g.start + i]
+                    off[p] = j + 1
+            g.n_runs += 1
+        n_out = o
+        s = e
+    g.n_out = n_out - g.start
 
 
 def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
@@ -202,9 +350,31 @@ def normalize_documents(const doc_t[::1] doc, double[::1] x, int norm):
             s = e
 
 
+def _requested_threads(n_threads):
+    """``n_threads`` of :func:`cooccurrence_add` as an int (``<= 0``: the default)."""
+    if n_threads is None:
+        return 0
+    if isinstance(n_threads, bool):
+        raise ValueError(f"n_threads must be None or an integer, got {n_threads!r}")
+    try:
+        return operator.index(n_threads)
+    except TypeError:
+        raise ValueError(
+            f"n_threads must be None or an integer, got {n_threads!r}"
+        ) from None
+
+
+def _default_threads():
+    """The number of threads a parallel loop of this module uses by default:
+    OpenMP's (``OMP_NUM_THREADS``, or a ``threadpoolctl`` limit set in this
+    thread), 1 when the module was built without OpenMP."""
+    return spca_omp_max_threads()
+
+
 def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,
                      const int64_t[::1] position, double[:, ::1] pairs,
-                     double[::1] squares, double[::1] sums, Py_ssize_t block=256):
+                     double[::1] squares, double[::1] sums, Py_ssize_t block=256, *,
+                     n_threads=None):
     """Accumulate the products of the candidate records of each document.
 
     Parameters
@@ -220,11 +390,12 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         Row/column in ``pairs`` of each word, in ``0 .. k - 1``, or ``-1``
         for a word to skip; distinct words must have distinct positions.
     pairs : float64 array of shape (k, ld), ``ld >= k``, updated in place
-        Receives ``x_i x_j`` at ``[pos_i, pos_j]`` for every pair ``i < j`` of
-        candidate records of one document; when ``pos_i // block`` and
-        ``pos_j // block`` differ, in the triangle ``[min, max]``, otherwise in
-        one triangle or the other, by record order.  Columns ``k ..`` (a
-        padding that keeps the rows off cache-aliasing strides) are unused.
+        Receives ``x_i x_j`` at ``[pos_i, pos_j]`` or ``[pos_j, pos_i]`` for
+        every pair ``i < j`` of candidate records of one document: when
+        ``pos_i // block`` and ``pos_j // block`` differ, in the lower
+        triangle ``[max, min]``, otherwise in one triangle or the other, by
+        record order.  Columns ``k ..`` (a padding that keeps the rows off
+        cache-aliasing strides) are unused.
     squares : float64 array of shape (k,), updated in place
         Receives ``x_i^2`` at ``pos_i`` for every candidate record.
     sums : float64 array of shape (k,), updated in place
@@ -232,12 +403,19 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     block : int, default 256
         Side of the tiles of ``pairs`` (a power of two): all the pairs of a
         tile are added, document after document, before the next tile.
+    n_threads : int, optional
+        Threads, at most: one per 16,384 records when grouping them, one per
+        tile pair (``nb (nb + 1) / 2`` with ``nb = ceil(k / block)``) in the
+        tile loop.  ``None`` or ``<= 0`` (default): OpenMP's default, i.e.
+        ``OMP_NUM_THREADS`` or a ``threadpoolctl`` limit set in the calling
+        thread, else all cores.  Without OpenMP in the build, always 1.
 
     Raises
     ------
     ValueError
-        For inconsistent shapes, a word outside ``0 .. n_words - 1`` or a
-        position outside ``-1 .. k - 1``; then the outputs are unchanged.
+        For inconsistent shapes, a word outside ``0 .. n_words - 1``, a
+        position outside ``-1 .. k - 1`` or an ``n_threads`` that is not
+        ``None`` or an integer; then the outputs are unchanged.
 
     Notes
     -----
@@ -246,26 +424,48 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     is exact also when a (document, word) pair repeats, as
     ``(x_i + x_j)^2 = x_i^2 + x_j^2 + 2 x_i x_j``.  Every entry receives its
     terms in document order, as a loop over the documents would add them.
+
+    Threads: first each thread groups the candidate records of a run of
+    whole documents (the records cut into equal parts between documents)
+    into its own part of the scratch arrays; the sums and squares are then
+    added in document order, in one sweep.  Then each thread takes the next
+    tile pair, the ones with the most products first, and adds all its
+    products, document after document.  A tile pair writes only its own
+    tile of ``pairs``, so the result is the same, bit for bit, for any
+    number of threads.  An off-diagonal tile pair ``(p, q)``, ``p < q``,
+    writes below the diagonal, in the rows of tile ``q``: the heaviest tile
+    pairs (those of the most frequent candidates' tile row) then write
+    different rows of ``pairs`` at the same time; with tile pairs sharing
+    their rows, the tile loop was 1.3 times slower on 2 cores (NYT sample,
+    k = 1024: 13.4 ms against 10.4 ms; 1 thread: 21.3 ms against 20.7 ms).
+    A Dask worker started by a nanny has ``OMP_NUM_THREADS=1`` (Dask's
+    default), so its tasks stay single-threaded.
     """
     cdef Py_ssize_t r = doc.shape[0]
     cdef Py_ssize_t k = squares.shape[0]
     cdef Py_ssize_t W = position.shape[0]
     cdef Py_ssize_t ld = pairs.shape[1]
-    cdef Py_ssize_t s = 0, e, i, j, p, q, t, m, o, w = 0, nb, shift = 0
-    cdef Py_ssize_t n_out = 0, n_runs = 0, cap = 1024, stride
-    cdef int64_t c = 0, last
-    cdef int err = 0
-    cdef bint ordered
+    cdef Py_ssize_t i, j, p, q, t, m, e, w = 0, nb, shift = 0
+    cdef Py_ssize_t n_runs = 0, stride, n_pairs, u, v, a
+    cdef int64_t c = 0
+    cdef int err = 0, nt, ng
     cdef double xa
     cdef double* base
+    cdef const doc_t* docp
+    cdef const word_t* wordp
+    cdef const double* xp
+    cdef const int64_t* posp
     cdef int32_t* scol = NULL  # candidate records: positions ...
     cdef double* sx = NULL  # ... and values
-    cdef int32_t* tcol = NULL  # one document's candidates, while grouped by tile row
+    cdef int32_t* tcol = NULL  # a document's candidates, while grouped by tile row
     cdef double* tx = NULL
-    cdef Py_ssize_t* off = NULL  # next free slot of each tile row
+    cdef Py_ssize_t* off = NULL  # next free slot of each tile row, for each group
+    cdef _Group* groups = NULL  # step 1's runs of whole documents, one per thread
     cdef Py_ssize_t* ptr = NULL  # of each document with 2+ candidates: its tile rows' starts
-    cdef Py_ssize_t* grown
     cdef Py_ssize_t* P
+    cdef double* work = NULL  # of each tile pair, while ordering them
+    cdef Py_ssize_t* pair_p = NULL  # the tile pairs, by decreasing work
+    cdef Py_ssize_t* pair_q = NULL
     if word.shape[0] != r or x.shape[0] != r:
         raise ValueError("doc, word and x must have the same length")
     if pairs.shape[0] != k or ld < k or sums.shape[0] != k:
@@ -274,116 +474,150 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         raise ValueError(f"block must be a power of two, got {block}")
     if k >= 2**31:
         raise ValueError("too many candidate words")
+    requested = _requested_threads(n_threads)
     if r == 0:
         return
     while (1 << shift) < block:
         shift += 1
     nb = (k + block - 1) >> shift
     stride = nb + 1
+    n_pairs = nb * (nb + 1) // 2
+    threads = spca_omp_max_threads() if requested <= 0 else requested
+    # step 1: a thread per run of at least _GROUP_RECORDS records; step 3: a
+    # thread per tile pair at most
+    ng = <int> max(1, min(threads, r // _GROUP_RECORDS))
+    nt = <int> max(1, min(threads, n_pairs))
+    docp = &doc[0]
+    wordp = &word[0]
+    xp = &x[0]
+    posp = &position[0] if W > 0 else NULL
     scol = <int32_t*> malloc(r * sizeof(int32_t))
     sx = <double*> malloc(r * sizeof(double))
-    off = <Py_ssize_t*> malloc(stride * sizeof(Py_ssize_t))
-    ptr = <Py_ssize_t*> malloc(cap * stride * sizeof(Py_ssize_t))
+    off = <Py_ssize_t*> malloc(ng * stride * sizeof(Py_ssize_t))
+    groups = <_Group*> calloc(ng, sizeof(_Group))
     if nb > 1:
         tcol = <int32_t*> malloc(r * sizeof(int32_t))
         tx = <double*> malloc(r * sizeof(double))
+    if nt > 1:
+        work = <double*> malloc(n_pairs * sizeof(double))
+        pair_p = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
+        pair_q = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
     try:
-        if (scol == NULL or sx == NULL or off == NULL or ptr == NULL
-                or (nb > 1 and (tcol == NULL or tx == NULL))):
+        if (scol == NULL or sx == NULL or off == NULL or groups == NULL
+                or (nb > 1 and (tcol == NULL or tx == NULL))
+                or (nt > 1 and (work == NULL or pair_p == NULL or pair_q == NULL))):
             raise MemoryError()
+        # the groups: about r / ng records each, cut between documents
+        for j in range(ng):
+            groups[j].start = groups[j - 1].stop if j else 0
+            e = r if j == ng - 1 else max(r * (j + 1) // ng, groups[j].start)
+            while 0 < e < r and doc[e] == doc[e - 1]:
+                e += 1
+            groups[j].stop = e
+            groups[j].cap = 1024
+            groups[j].ptr = <Py_ssize_t*> malloc(1024 * stride * sizeof(Py_ssize_t))
+            if groups[j].ptr == NULL:
+                raise MemoryError()
         with nogil:
             # 1. the candidate records, document after document, those of a
-            #    document grouped by tile row (block 0's records, block 1's, ...)
-            while s < r:
-                e = s + 1
-                while e < r and doc[e] == doc[s]:
-                    e += 1
-                o = n_out
-                last = 0
-                ordered = True
-                for i in range(s, e):
-                    w = word[i]
-                    if w < 0 or w >= W:
-                        err = 1
-                        break
-                    c = position[w]
-                    if c < 0:
-                        if c == -1:
-                            continue
-                        err = 2
-                        break
-                    if c >= k:
-                        err = 2
-                        break
-                    if c < last:
-                        ordered = False
-                    last = c
-                    scol[o] = <int32_t> c
-                    sx[o] = x[i]
-                    o += 1
-                if err:
+            #    document grouped by tile row (block 0's records, block 1's, ...);
+            #    in parallel, each thread a group of documents
+            if ng == 1:
+                _group(&groups[0], docp, wordp, xp, posp, W, k, nb, shift, scol, sx,
+                       tcol, tx, off)
+            else:
+                for j in prange(ng, schedule="static", num_threads=ng):
+                    _group(&groups[j], docp, wordp, xp, posp, W, k, nb, shift, scol, sx,
+                           tcol, tx, off + j * stride)
+            for j in range(ng):  # the first error, in record order
+                if groups[j].err:
+                    err = groups[j].err
+                    w = groups[j].w
+                    c = groups[j].c
                     break
-                m = o - n_out
-                if m >= 2:
-                    if n_runs == cap:
-                        grown = <Py_ssize_t*> realloc(ptr, 2 * cap * stride * sizeof(Py_ssize_t))
-                        if grown == NULL:
-                            err = 3
-                            break
-                        ptr = grown
-                        cap *= 2
-                    P = ptr + n_runs * stride
-                    if ordered or nb == 1:  # already grouped: find where each row starts
-                        j = n_out
-                        for p in range(nb):
-                            while j < o and (scol[j] >> shift) < p:
-                                j += 1
-                            P[p] = j
-                        P[nb] = o
-                    else:  # a counting sort by tile row, stable
-                        for p in range(stride):
-                            off[p] = 0
-                        for i in range(m):
-                            tcol[i] = scol[n_out + i]
-                            tx[i] = sx[n_out + i]
-                            off[(tcol[i] >> shift) + 1] += 1
-                        off[0] = n_out
-                        for p in range(nb):
-                            off[p + 1] += off[p]
-                            P[p] = off[p]
-                        P[nb] = o
-                        for i in range(m):
-                            p = tcol[i] >> shift
-                            j = off[p]
-                            scol[j] = tcol[i]
-                            sx[j] = tx[i]
-                            off[p] = j + 1
-                    n_runs += 1
-                n_out = o
-                s = e
+            if not err:
+                # the groups' runs, in document order
+                if ng == 1:
+                    ptr = groups[0].ptr
+                    groups[0].ptr = NULL
+                    n_runs = groups[0].n_runs
+                else:
+                    for j in range(ng):
+                        n_runs += groups[j].n_runs
+                    ptr = <Py_ssize_t*> malloc((n_runs + 1) * stride * sizeof(Py_ssize_t))
+                    if ptr == NULL:
+                        err = 3
+                    else:
+                        t = 0
+                        for j in range(ng):
+                            memcpy(ptr + t * stride, groups[j].ptr,
+                                   groups[j].n_runs * stride * sizeof(Py_ssize_t))
+                            t += groups[j].n_runs
             if not err:
                 # 2. sums and squares (each entry in document order)
-                for i in range(n_out):
-                    xa = sx[i]
-                    sums[scol[i]] += xa
-                    squares[scol[i]] += xa * xa
-                # 3. the pairs, tile by tile
+                for j in range(ng):
+                    for i in range(groups[j].start, groups[j].start + groups[j].n_out):
+                        xa = sx[i]
+                        sums[scol[i]] += xa
+                        squares[scol[i]] += xa * xa
+                # 3. the pairs, tile by tile: a tile pair (p, q) writes only
+                #    its own tile of pairs, so the tile pairs are independent
                 base = &pairs[0, 0]
-                for p in range(nb):
-                    for q in range(p, nb):
-                        for t in range(n_runs):
-                            P = ptr + t * stride
-                            if p == q:
-                                _triangle(base, ld, scol, sx, P[p], P[p + 1])
-                            else:
-                                _rectangle(base, ld, scol, sx, P[p], P[p + 1], P[q], P[q + 1])
+                if nt == 1:
+                    for p in range(nb):
+                        for q in range(p, nb):
+                            _tile_pair(base, ld, scol, sx, ptr, stride, n_runs, p, q)
+                else:
+                    # the work of each tile pair (its number of products), then
+                    # the pairs by decreasing work (an insertion sort: a few
+                    # hundred pairs at most), so that the largest start first
+                    # and the small ones fill in at the end
+                    u = 0
+                    for p in range(nb):
+                        for q in range(p, nb):
+                            pair_p[u] = p
+                            pair_q[u] = q
+                            work[u] = 0.0
+                            u += 1
+                    for t in range(n_runs):
+                        P = ptr + t * stride
+                        u = 0
+                        for p in range(nb):
+                            m = P[p + 1] - P[p]
+                            work[u] += 0.5 * <double> (m * (m - 1))
+                            u += 1
+                            for q in range(p + 1, nb):
+                                work[u] += <double> (m * (P[q + 1] - P[q]))
+                                u += 1
+                    for u in range(1, n_pairs):
+                        xa = work[u]
+                        p = pair_p[u]
+                        q = pair_q[u]
+                        v = u
+                        while v > 0 and work[v - 1] < xa:
+                            work[v] = work[v - 1]
+                            pair_p[v] = pair_p[v - 1]
+                            pair_q[v] = pair_q[v - 1]
+                            v -= 1
+                        work[v] = xa
+                        pair_p[v] = p
+                        pair_q[v] = q
+                    for a in prange(n_pairs, schedule="dynamic", num_threads=nt):
+                        _tile_pair(base, ld, scol, sx, ptr, stride, n_runs, pair_p[a], pair_q[a])
     finally:
+        if groups != NULL:
+            for j in range(ng):
+                free(groups[j].ptr)
+        free(groups)
         free(scol)
         free(sx)
         free(tcol)
         free(tx)
         free(off)
         free(ptr)
+        free(work)
+        free(pair_p)
+        free(pair_q)
     if err == 1:
         raise ValueError(f"word index {w} out of range 0..{W - 1}")
     if err == 2:
@@ -407,11 +641,16 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
     Notes
     -----
     In place, so that no new ``k x k`` array is allocated (for k ~ 1000 its
-    first touch costs more than the sweep itself).
+    first touch costs more than the sweep itself).  The bands of 64 rows
+    (with the matching columns) run in parallel on OpenMP's default number
+    of threads (k = 1024, 2 cores: 1.0 -> 0.6 ms); the diagonal and the
+    removal of the padding are sequential.
     """
     cdef Py_ssize_t k = squares.shape[0]
     cdef Py_ssize_t ld = pairs.shape[1]
-    cdef Py_ssize_t a0, b0, a, b, a1, b1
+    cdef Py_ssize_t n_bands = (k + 63) // 64
+    cdef Py_ssize_t band, a0, b0, a, b, a1, b1
+    cdef int nt = <int> max(1, min(spca_omp_max_threads(), n_bands))
     cdef double v
     cdef double* base
     if pairs.shape[0] != k or ld < k:
@@ -420,7 +659,10 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
         return
     base = &pairs[0, 0]
     with nogil:
-        for a0 in range(0, k, 64):
+        # band a0 .. a1 - 1 swaps the entries of rows a0 .. and of columns
+        # a0 .. beyond the diagonal: the bands are disjoint
+        for band in prange(n_bands, schedule="dynamic", num_threads=nt):
+            a0 = band * 64
             a1 = min(a0 + 64, k)
             for b0 in range(a0, k, 64):
                 b1 = min(b0 + 64, k)
@@ -446,14 +688,20 @@ def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):
         as ``mean[a] * mean[b] == mean[b] * mean[a]``.
     mean : float64 array of shape (k,)
     n_docs : float
+
+    Notes
+    -----
+    The rows run in parallel on OpenMP's default number of threads, from
+    k = 128 (k = 1024, 2 cores: 0.7 -> 0.4 ms).
     """
     cdef Py_ssize_t k = mean.shape[0]
     cdef Py_ssize_t a, b
+    cdef int nt = <int> max(1, min(spca_omp_max_threads(), k // 64))
     cdef double ma
     if gram.shape[0] != k or gram.shape[1] != k:
         raise ValueError("gram must be k x k")
     with nogil:
-        for a in range(k):
+        for a in prange(k, schedule="static", num_threads=nt):
             ma = mean[a]
             for b in range(k):
                 gram[a, b] = gram[a, b] / n_docs - ma * mean[b]

@@ -525,7 +525,10 @@ def candidate_covariance(
     ``G = X_S' X_S`` by a compiled loop over the pairs of selected words of
     each document (cost ``sum_d m_d^2 / 2`` for ``m_d`` selected words in
     document ``d``), then centred implicitly,
-    ``Sigma = G / D - mean mean'``; the corpus is never densified.
+    ``Sigma = G / D - mean mean'``; the corpus is never densified.  The
+    loop runs on all cores (OpenMP, over tiles of ``G``; the result does
+    not depend on the number of threads); ``OMP_NUM_THREADS`` or
+    ``threadpoolctl.threadpool_limits(n, user_api="openmp")`` limits it.
 
     Parameters
     ----------
