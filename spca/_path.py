@@ -407,7 +407,7 @@ class _Solver:
         ix = np.ix_(pos, pos)
         Z = np.zeros((W.size, W.size))
         Z[ix] = res.Z_reduced
-        X = np.diag(diag)
+        X = _bca.diagonal_matrix(diag)
         X[ix] = res.X_reduced
         return dataclasses.replace(res, Z_reduced=Z, X_reduced=X, kept=W, _dual_columns=None,
                                    n_blocks=n_blocks)
