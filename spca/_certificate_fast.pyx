@@ -74,6 +74,14 @@ cdef int _top(double* a, int n, bint vec, double* w, double* z, double* top) noe
     return info
 
 
+cdef _check_info(int info):
+    """Raise for a failed ``_top`` (out of memory, or both drivers failed)."""
+    if info == -1000:
+        raise MemoryError()
+    if info != 0:
+        raise np.linalg.LinAlgError(f"symmetric eigensolver failed (LAPACK info={info})")
+
+
 def top_eigh(const double[:, ::1] A, bint vector=True):
     """Largest eigenvalue of the symmetric ``A`` and, with ``vector``, a unit
     eigenvector (else ``None``).
@@ -112,10 +120,7 @@ def top_eigh(const double[:, ::1] A, bint vector=True):
         info = _top(a, <int> n, vector, w, &z[0], &top)
     free(a)
     free(w)
-    if info == -1000:
-        raise MemoryError()
-    if info != 0:
-        raise np.linalg.LinAlgError(f"symmetric eigensolver failed (LAPACK info={info})")
+    _check_info(info)
     return top, vec
 
 
@@ -216,8 +221,5 @@ def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
     free(w)
     free(z)
     free(sigma)
-    if info == -1000:
-        raise MemoryError()
-    if info != 0:
-        raise np.linalg.LinAlgError(f"symmetric eigensolver failed (LAPACK info={info})")
+    _check_info(info)
     return best
