@@ -331,8 +331,8 @@ class _Solver:
         prev = min(self._solved, key=distance)
         # The diagonal the previous iterate had over W (zero for new features).
         diag = np.zeros(W.size)
-        common, i_prev, i_new = np.intersect1d(prev.W, W, assume_unique=True,
-                                               return_indices=True)
+        _, i_prev, i_new = np.intersect1d(prev.W, W, assume_unique=True,
+                                          return_indices=True)
         diag[i_new] = prev.diag[i_prev]
         diag[diag == 0] = _bca.NEW_DIAG * (scale - lam) / W.size
         if prev.G.size == 0:
