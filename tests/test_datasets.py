@@ -143,3 +143,19 @@ def test_fetch_errors(tmp_path):
         with pytest.raises(OSError, match="HTTP 404"):
             fetch_uci_bag_of_words("enron", tmp_path, base_url=server.url)
     assert os.listdir(tmp_path) == []
+
+
+def test_load_pitprops_is_jeffers_matrix():
+    from spca.datasets import load_pitprops
+
+    data = load_pitprops()
+    R = data.correlation
+    assert R.shape == (13, 13) and data.n_samples == 180
+    assert data.feature_names[0] == "topdiam" and data.feature_names[-1] == "diaknot"
+    np.testing.assert_array_equal(R, R.T)
+    np.testing.assert_array_equal(np.diag(R), 1.0)
+    # the published first principal component explains 4.22 of 13 (Jeffers 1967)
+    assert abs(np.linalg.eigvalsh(R)[-1] - 4.2186) < 1e-3
+    assert np.linalg.eigvalsh(R)[0] > 0
+    R[0, 0] = 7.0  # each call returns a fresh copy
+    assert load_pitprops().correlation[0, 0] == 1.0

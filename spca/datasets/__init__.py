@@ -2,6 +2,8 @@
 
 * :func:`load_nytimes_sample`, :func:`load_reuters_sample` -- small real
   corpora shipped with the package (MPL-2.0, see ``data/README.md``).
+* :func:`load_pitprops` -- Jeffers' 13-variable pitprops correlation matrix,
+  the classic sparse PCA benchmark.
 * :func:`fetch_uci_bag_of_words` -- download and cache the UCI "Bag of
   Words" corpora (NYTimes and PubMed are the paper's); nothing is downloaded
   unless it is called.
@@ -13,7 +15,7 @@
 
 from ..text._corpus import Corpus
 from ..text._uci import write_uci
-from ._base import data_path, load_nytimes_sample, load_reuters_sample
+from ._base import Pitprops, data_path, load_nytimes_sample, load_pitprops, load_reuters_sample
 from ._covariance import make_gaussian_covariance, make_spiked_covariance
 from ._fetch import (
     UCI_BAG_OF_WORDS,
@@ -26,12 +28,14 @@ from ._synthetic import SyntheticCorpus, make_synthetic_corpus, write_synthetic_
 __all__ = [
     "UCI_BAG_OF_WORDS",
     "Corpus",
+    "Pitprops",
     "SyntheticCorpus",
     "UCIBagOfWordsFiles",
     "data_path",
     "fetch_uci_bag_of_words",
     "get_data_home",
     "load_nytimes_sample",
+    "load_pitprops",
     "load_reuters_sample",
     "make_gaussian_covariance",
     "make_spiked_covariance",

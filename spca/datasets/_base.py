@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import numpy as np
 from ..text._corpus import Corpus
 from ..text._uci import load_uci_bow
 
-__all__ = ["data_path", "load_nytimes_sample", "load_reuters_sample"]
+__all__ = ["Pitprops", "data_path", "load_nytimes_sample", "load_pitprops", "load_reuters_sample"]
 
 _PACKAGE = "spca.datasets"
 _BUNDLED = (
@@ -21,6 +22,7 @@ _BUNDLED = (
     "docword.reuters.txt.gz",
     "vocab.reuters.txt",
     "titles.reuters.txt",
+    "pitprops.txt",
     "LICENSE.MPL-2.0",
     "README.md",
 )
@@ -128,3 +130,63 @@ def load_reuters_sample() -> Corpus:
     return Corpus(counts=corpus.counts, vocabulary=corpus.vocabulary, name=corpus.name,
                   titles=np.asarray(titles, dtype=str), docword_path=corpus.docword_path,
                   vocab_path=corpus.vocab_path)
+
+
+@dataclass(frozen=True)
+class Pitprops:
+    """Jeffers' pitprops correlation matrix (see :func:`load_pitprops`).
+
+    Attributes
+    ----------
+    correlation : ndarray of shape (13, 13)
+        The correlation matrix, symmetric with unit diagonal (3 decimals).
+    feature_names : tuple of str
+        The 13 physical properties, in the matrix's order.
+    n_samples : int
+        The number of pitprops measured (180).
+    """
+
+    correlation: np.ndarray
+    feature_names: tuple[str, ...]
+    n_samples: int = 180
+
+
+def load_pitprops() -> Pitprops:
+    """Load Jeffers' (1967) pitprops correlation matrix.
+
+    13 physical properties of 180 pitprops, the classic benchmark of sparse
+    PCA (Zou, Hastie & Tibshirani 2006; d'Aspremont et al. 2007).  The values
+    are those of the ``pitprops`` data set of R's elasticnet package
+    (provenance in ``spca/datasets/data/README.md``).
+
+    Returns
+    -------
+    data : Pitprops
+        ``correlation`` (a fresh ``(13, 13)`` float64 array on each call),
+        ``feature_names`` and ``n_samples``.
+
+    Raises
+    ------
+    ValueError
+        If the bundled file is damaged (not a symmetric 13 x 13 matrix with
+        unit diagonal).
+
+    Examples
+    --------
+    >>> data = load_pitprops()
+    >>> data.correlation.shape, data.feature_names[:3]
+    ((13, 13), ('topdiam', 'length', 'moist'))
+    """
+    path = data_path("pitprops.txt")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    names = tuple(lines[0].split())
+    rows = [line.split() for line in lines[1:] if line.strip()]
+    try:
+        R = np.array(rows, dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"{path}: not a numeric matrix ({exc})") from None
+    p = len(names)
+    if R.shape != (p, p) or not np.array_equal(R, R.T) or not np.all(np.diag(R) == 1.0):
+        raise ValueError(f"{path}: expected a symmetric {p} x {p} matrix with unit diagonal, "
+                         f"got shape {R.shape}")
+    return Pitprops(correlation=R, feature_names=names)
