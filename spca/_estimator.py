@@ -147,7 +147,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     Examples
     --------
     >>> import numpy as np
-    >>> from spca._estimator import SparsePCA
+    >>> from spca import SparsePCA
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((200, 10))
     >>> X[:, :3] += 3 * rng.standard_normal((200, 1))

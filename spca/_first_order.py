@@ -269,7 +269,7 @@ def dspca_first_order(
     Examples
     --------
     >>> import numpy as np
-    >>> from spca._first_order import dspca_first_order
+    >>> from spca import dspca_first_order
     >>> rng = np.random.default_rng(0)
     >>> F = rng.standard_normal((100, 20))
     >>> Sigma = F.T @ F / 100

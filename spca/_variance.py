@@ -469,7 +469,7 @@ def explained_variance(
     Examples
     --------
     >>> import numpy as np
-    >>> from spca._variance import explained_variance
+    >>> from spca import explained_variance
     >>> Sigma = np.diag([3.0, 2.0, 1.0])
     >>> ev = explained_variance(Sigma, [[1.0, 0, 0], [1.0, 1.0, 0]])
     >>> ev.variance.tolist(), ev.cumulative_ratio.tolist()

@@ -273,3 +273,12 @@ GOOD = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 1.5]])
 def test_bad_input(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         dspca_first_order(*args, **kwargs)
+
+
+def test_repr_counts_iterations_not_sweeps():
+    G = make_gaussian_covariance(8, random_state=3)
+    res = dspca_first_order(G, half_max_offdiag(G), tol=1e-2)
+    text = repr(res)
+    assert f"iterations={res.n_sweeps}," in text and "sweeps=" not in text
+    bca = spca.dspca_bca(G, half_max_offdiag(G))
+    assert f"sweeps={bca.n_sweeps}," in repr(bca) and "iterations=" not in repr(bca)
