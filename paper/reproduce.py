@@ -61,7 +61,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description=(
             "Reproduce Figures 1-2 and Tables 1-2 of Zhang & El Ghaoui, 'Large-Scale Sparse "
             "PCA with Application to Text Data' (NIPS 2011), and write report.md comparing "
-            "each claim with this run's numbers. Default run: a few minutes on 2 cores; "
+            "each claim with this run's numbers. Default run: 5 to 8 minutes on 2 cores; "
             "--quick: well under a minute."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -71,7 +71,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             "  figure2_word_variances.{csv,png}, table1_<corpus>.csv, table2_pubmed.csv,\n"
             "  components.csv, timing.csv; PNGs only when matplotlib is installed.\n\n"
             "examples:\n"
-            "  python paper/reproduce.py                  # bundled NYT sample, ~5 min\n"
+            "  python paper/reproduce.py                  # bundled NYT sample, 5-8 min\n"
             "  python paper/reproduce.py --quick          # < 1 min\n"
             "  python paper/reproduce.py --nytimes docword.nytimes.txt.gz vocab.nytimes.txt\n"
             "  python paper/reproduce.py --pubmed docword.pubmed.txt.gz vocab.pubmed.txt\n"

@@ -121,6 +121,19 @@ def pyplot():
     return plt
 
 
+def legend_below(fig, axes, ncol: int = 2) -> None:
+    """One legend for all panels, under them (a legend inside a panel can hide a
+    curve's end), then the layout that leaves room for it."""
+    seen = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    fig.legend(list(seen.values()), list(seen), loc="lower center", ncol=ncol, fontsize=8,
+               frameon=False)
+    rows = -(-len(seen) // ncol)
+    fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
+
+
 def save_figure(fig, out: Path, name: str, plt, layout: bool = True) -> str:
     """Lay out (unless ``layout=False``: already laid out, labels placed), write as
     out/name (120 dpi) and close a figure; returns name."""

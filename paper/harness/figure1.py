@@ -15,7 +15,7 @@ import spca
 from spca.datasets import make_gaussian_covariance, make_spiked_covariance
 
 from .claims import Claim
-from .common import PAPER, TOL, fmt, save_figure, write_csv
+from .common import PAPER, TOL, fmt, legend_below, save_figure, write_csv
 
 FAMILIES = ("gaussian", "spiked")
 
@@ -299,8 +299,8 @@ def plot(results: dict, args: argparse.Namespace, out: Path, plt) -> list[str]:
             if capped:
                 ax.loglog([r["n"] for r in capped], [r["fo_seconds"] for r in capped], "s",
                           mfc="white", color="C1", ms=9,
-                          label=f"first order stopped at {args.max_first_order_seconds:g} s "
-                                "(label: gap reached)")
+                          label=f"first order stopped at the {args.max_first_order_seconds:g} s "
+                                "cap (label: the gap it reached)")
                 # the gap actually reached, to two digits (1.5e-03, not 2e-03)
                 labels[family] = [(f"gap {r['fo_gap']:.1e}", (r["n"], r["fo_seconds"]))
                                   for r in capped]
@@ -308,6 +308,11 @@ def plot(results: dict, args: argparse.Namespace, out: Path, plt) -> list[str]:
         if scs:
             ax.loglog([r["n"] for r in scs], [r["seconds"] for r in scs], "^-", color="C2",
                       label="cvxpy + SCS (default accuracy)")
+            inexact = [r for r in scs if r["status"] != "optimal"]
+            if inexact:  # e.g. optimal_inaccurate: SCS stopped at its time limit
+                ax.loglog([r["n"] for r in inexact], [r["seconds"] for r in inexact], "^",
+                          mfc="white", color="C2", ms=9,
+                          label="cvxpy + SCS, status not 'optimal' (see report.md)")
         ax.set_xticks(args.sizes, labels=[str(n) for n in args.sizes])
         ax.xaxis.set_minor_locator(plt.NullLocator())
         ax.set_xlabel("n")
@@ -315,8 +320,7 @@ def plot(results: dict, args: argparse.Namespace, out: Path, plt) -> list[str]:
         ax.set_title({"gaussian": "Sigma = F'F/n, F Gaussian",
                       "spiked": "spiked: Sigma = uu' + VV'/m, card(u) = n/10"}[family])
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend_below(fig, axes)
     for ax, family in zip(axes, FAMILIES, strict=True):
         place_labels(ax, labels[family])
     files.append(save_figure(fig, out, "figure1_speed.png", plt, layout=False))
@@ -337,8 +341,8 @@ def plot(results: dict, args: argparse.Namespace, out: Path, plt) -> list[str]:
         ax.set_ylabel("certified relative gap (best so far)")
         ax.set_title(f"{family}, n = {args.gap_n}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="lower left")  # the curves end at the right
-    files.append(save_figure(fig, out, "figure1_gap_vs_time.png", plt))
+    legend_below(fig, axes)
+    files.append(save_figure(fig, out, "figure1_gap_vs_time.png", plt, layout=False))
     return files
 
 
