@@ -227,3 +227,26 @@ def test_point_labels_avoid_markers(harness):
         assert not any(box.overlaps(m) for m in markers)
     assert not boxes[0].overlaps(boxes[1])
     plt.close(fig)
+
+
+def test_environment_names_numpys_blas(harness):
+    import harness.environment as environment
+
+    libraries = [
+        {"user_api": "openmp", "internal_api": "openmp", "filepath": "/x/libgomp.so"},
+        {"user_api": "blas", "internal_api": "openblas", "version": "0.3.30",
+         "filepath": "/venv/site-packages/scipy.libs/libscipy_openblas.so"},
+        {"user_api": "blas", "internal_api": "openblas", "version": "0.3.31",
+         "filepath": "/venv/site-packages/numpy.libs/libscipy_openblas64_.so",
+         "threading_layer": "pthreads", "architecture": "SkylakeX"},
+        {"user_api": "blas", "internal_api": "openblas", "version": "0.3.15",
+         "filepath": "/venv/site-packages/scs.libs/libopenblas.so",
+         "threading_layer": "disabled"},
+    ]
+    chosen = environment.blas_in_use(libraries)
+    assert chosen is libraries[2]
+    assert environment.describe_blas(chosen) == "openblas 0.3.31 (pthreads, SkylakeX)"
+    # this process: numpy's own BLAS, whichever it is
+    env = environment.environment(["reproduce.py"])
+    assert env["blas"] is None or env["blas"]["filepath"] in {
+        t["filepath"] for t in env["threadpools"]}
