@@ -1,6 +1,14 @@
-"""Seeded benchmark problems, cached per process.
+"""Seeded benchmark problems, cached per process, and the thread limit.
 
 Set ``SPCA_BENCH_XSLOW=1`` to include the largest sizes.
+
+Every benchmark runs with one thread for BLAS and OpenMP (threadpoolctl, as
+``ratios.py`` does), set when asv imports this module: with default threads
+the timings depend on what else runs on the machine (the first-order baseline
+at n = 80 took 167 s against 14 s with one thread on a busy 2-core machine, as
+reported in issue 16).
+``SPCA_BENCH_THREADS=N`` sets another limit; ``Threads.track_max_threads``
+records the limit in force.
 """
 
 from __future__ import annotations
@@ -9,8 +17,35 @@ import functools
 import os
 
 import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
+import spca.text  # noqa: F401 - loads the OpenMP runtime of the pass-2 kernel before the limit
 from spca.datasets import make_gaussian_covariance, make_spiked_covariance
+
+
+def thread_limit() -> int:
+    value = os.environ.get("SPCA_BENCH_THREADS", "1")
+    try:
+        limit = int(value)
+    except ValueError:
+        raise ValueError(f"SPCA_BENCH_THREADS must be a positive integer, got {value!r}") from None
+    if limit < 1:
+        raise ValueError(f"SPCA_BENCH_THREADS must be a positive integer, got {value!r}")
+    return limit
+
+
+# Libraries loaded later (e.g. by scikit-learn) read these; those already
+# loaded (NumPy's BLAS, spca's OpenMP) are limited by threadpoolctl.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = str(thread_limit())
+_LIMITS = threadpool_limits(limits=thread_limit())
+
+
+class Threads:
+    """The thread limit every benchmark of this suite runs under."""
+
+    def track_max_threads(self):
+        return max((lib["num_threads"] for lib in threadpool_info()), default=1)
 
 SIZES = [50, 100, 200, 500, 1000]
 FAMILIES = ["gaussian", "spiked"]
