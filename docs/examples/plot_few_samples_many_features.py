@@ -42,8 +42,9 @@ for t, comp in enumerate(comps.components, start=1):
 
 # %%
 # Ordinary PCA of the same matrix: the leading eigenvectors put weight on
-# nearly every gene, so reading off "the genes of a component" needs an
-# arbitrary threshold.
+# nearly every gene, and an eigenvector can mix two planted groups whose
+# variances are close, so reading off "the genes of a component" needs an
+# arbitrary threshold and still gives mixed lists.
 evals, evecs = np.linalg.eigh(R)
 pcs = evecs[:, ::-1][:, :3].T
 for t, v in enumerate(pcs, start=1):
