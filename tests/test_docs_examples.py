@@ -1,4 +1,4 @@
-"""The examples of the docstrings and of README.md run, and print what they say.
+"""The examples of the docstrings, README.md and the user guide run, and print what they say.
 
 Docstrings: every ``>>>`` example of every module of the *installed* package
 (imported by name, never from the source tree) runs under :mod:`doctest`.
@@ -14,6 +14,10 @@ must print exactly those lines (without the ``# ``). Blocks without such a
 trailing comment only have to run without error. A block preceded by the line
 ``<!-- readme-test: compile only (reason) -->`` (invisible on the rendered
 page) needs what CI does not have, e.g. a cluster; it is only compiled.
+
+docs/user_guide: the ``.. code-block:: python`` blocks run in the order of
+the guide's table of contents, in one namespace (their output is not shown in
+the guide, so it is not compared).
 
 Both comparisons ignore differences of white space, accept ``...`` for any
 text, and compare each number only to the digits written in the expectation
@@ -162,3 +166,27 @@ def test_readme_examples():
 ])
 def test_number_tolerant_checker(want, got, ok):
     assert Checker().check_output(want + "\n", got + "\n", FLAGS) is ok
+
+
+def _user_guide_blocks() -> list[tuple[str, int, str]]:
+    """(page, line, code) of each ``.. code-block:: python`` of the user guide, in
+    the order of its table of contents (later pages use earlier pages' names)."""
+    guide = README.parent / "docs" / "user_guide"
+    index = (guide / "index.rst").read_text(encoding="utf-8")
+    toc = index.split(":maxdepth: 2", 1)[1].split()
+    blocks = []
+    for page in toc:
+        text = (guide / f"{page}.rst").read_text(encoding="utf-8")
+        for m in re.finditer(r"^\.\. code-block:: python\n\n((?:(?:    .*)?\n)+)", text, re.M):
+            code = "\n".join(line[4:] for line in m.group(1).split("\n"))
+            blocks.append((page, text.count("\n", 0, m.start()) + 1, code))
+    return blocks
+
+
+def test_user_guide_examples():
+    blocks = _user_guide_blocks()
+    assert len(blocks) >= 5, blocks
+    namespace: dict = {"__name__": "__user_guide__"}
+    for page, lineno, code in blocks:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(code, f"docs/user_guide/{page}.rst, line {lineno}", "exec"), namespace)
