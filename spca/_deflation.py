@@ -118,7 +118,7 @@ def deflate(Sigma: ArrayLike, x: ArrayLike, method: Deflation = "schur") -> NDAr
     Examples
     --------
     >>> import numpy as np
-    >>> from spca._deflation import deflate
+    >>> from spca import deflate
     >>> S = np.array([[2.0, 1.0], [1.0, 2.0]])
     >>> deflate(S, [1.0, 0.0]) @ [1.0, 0.0]
     array([0., 0.])
@@ -563,7 +563,7 @@ def sparse_components(
     Examples
     --------
     >>> import numpy as np
-    >>> from spca._deflation import sparse_components
+    >>> from spca import sparse_components
     >>> rng = np.random.default_rng(0)
     >>> F = rng.standard_normal((300, 12))
     >>> F[:, 0:3] += 3 * rng.standard_normal((300, 1))

@@ -87,39 +87,39 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features_in_)
+    components_ : ndarray of shape (n_components, n_features)
         Unit-norm sparse loadings, one component per row.
     n_components_ : int
         Number of components found.
-    lambdas_ : ndarray of shape (n_components_,)
+    lambdas_ : ndarray of shape (n_components,)
         Penalty of each component.
-    cardinalities_ : ndarray of int of shape (n_components_,)
+    cardinalities_ : ndarray of int of shape (n_components,)
         Number of nonzero loadings of each component.
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (n_components,)
         Additional explained variance (Mackey 2008): the variance of the
         (centred, scaled) data projected on the span of the first ``t``
         loadings, minus that of the first ``t - 1``; see
         :func:`spca.explained_variance`. It adds up to the variance of
         ``inverse_transform(transform(X))``.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_ / total_variance_``.
-    pca_explained_variance_ : ndarray of shape (n_components_,)
+    pca_explained_variance_ : ndarray of shape (n_components,)
         The largest eigenvalues of the covariance (ordinary PCA).
-    pca_variance_ratio_ : ndarray of shape (n_components_,)
+    pca_variance_ratio_ : ndarray of shape (n_components,)
         ``cumsum(explained_variance_) / cumsum(pca_explained_variance_)``,
         at most 1.
     total_variance_ : float
         Trace of the covariance.
-    mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (n_features,)
         Column means subtracted by ``transform`` (zeros if ``center=False``).
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (n_features,)
         Column scales divided by ``transform`` (ones if ``scale=False``).
     result_ : SparseComponents
         Every component's solve: ``lam``, support, objective, certified gap,
         cardinality search (lams tried, sweeps, time).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of str of shape (n_features_in_,)
+    feature_names_in_ : ndarray of str of shape (n_features,)
         Names of the features seen during ``fit``, if ``X`` had string column
         names.
 
@@ -384,7 +384,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Returns
         -------
-        scores : ndarray of shape (n_samples, n_components_)
+        scores : ndarray of shape (n_samples, n_components)
             ``((X - mean_) / scale_) @ components_.T``.
         """
         check_is_fitted(self, "components_")
@@ -398,12 +398,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, n_components)
             Scores, as returned by :meth:`transform`.
 
         Returns
         -------
-        X_original : ndarray of shape (n_samples, n_features_in_)
+        X_original : ndarray of shape (n_samples, n_features)
             ``mean_ + scale_ * (projection on the span of the loadings)``:
             for ``T = transform(A)`` this is the orthogonal projection of the
             centred, scaled rows of ``A`` onto the span of ``components_``,

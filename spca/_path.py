@@ -731,7 +731,7 @@ def dspca_cardinality(
     Examples
     --------
     >>> import numpy as np
-    >>> from spca._path import dspca_cardinality
+    >>> from spca import dspca_cardinality
     >>> rng = np.random.default_rng(0)
     >>> F = rng.standard_normal((200, 30))
     >>> F[:, :6] += 2 * rng.standard_normal((200, 1))
