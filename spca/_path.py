@@ -43,7 +43,8 @@ from ._bca import (
 from ._validation import check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
-__all__ = ["CardinalityResult", "LamTrial", "dspca_cardinality"]
+__all__ = ["CardinalityPath", "CardinalityResult", "LamTrial", "cardinality_path",
+           "dspca_cardinality"]
 
 # When lowering lam to find a bracket, jump to lam = 0 (ordinary PCA) once lam
 # falls below this fraction of the k-th largest variance.
@@ -966,3 +967,181 @@ def dspca_cardinality(
     return _search(cov, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                    lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                    verbose=verbose)
+
+
+@dataclass(frozen=True, repr=False)
+class CardinalityPath:
+    """Result of :func:`cardinality_path`: one k-sparse component per ``k``.
+
+    Attributes
+    ----------
+    ks : ndarray of int
+        The cardinalities, ascending.
+    results : tuple of CardinalityResult
+        One per ``k`` (its ``trials`` are the solves its own search made).
+    n_solves : int
+        Number of DSPCA solves for the whole path (shared by all ``k``).
+    seconds : float
+        Wall time of the whole path.
+    """
+
+    ks: NDArray[np.intp]
+    results: tuple[CardinalityResult, ...]
+    n_solves: int
+    seconds: float
+
+    @property
+    def supports(self) -> list[NDArray[np.intp]]:
+        """Support of each ``k``."""
+        return [r.support for r in self.results]
+
+    @property
+    def variances(self) -> NDArray[np.float64]:
+        """Explained variance of each ``k``-sparse component."""
+        return np.array([r.explained_variance for r in self.results])
+
+    @property
+    def variance_upper_bounds(self) -> NDArray[np.float64]:
+        """Certified upper bound on the best ``k``-sparse variance, per ``k``."""
+        return np.array([r.variance_upper_bound for r in self.results])
+
+    @property
+    def certified_ratios(self) -> NDArray[np.float64]:
+        """``variances / variance_upper_bounds``."""
+        return np.array([r.certified_ratio for r in self.results])
+
+    @property
+    def lambdas(self) -> NDArray[np.float64]:
+        """The relaxation's ``lam`` of each ``k``."""
+        return np.array([r.lam for r in self.results])
+
+    def plot(self, ax: Any = None, *, label: str | None = "k-sparse component") -> Any:
+        """Variance against ``k``, with a band up to the certified bound.
+
+        The best ``k``-sparse variance lies in the band; needs matplotlib.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure's axes).
+        label : str or None, default="k-sparse component"
+            Legend label of the variance curve.
+
+        Returns
+        -------
+        ax : matplotlib.axes.Axes
+
+        Raises
+        ------
+        ImportError
+            If matplotlib is not installed.
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError(
+                "CardinalityPath.plot needs matplotlib (pip install matplotlib)"
+            ) from exc
+        if ax is None:
+            _, ax = plt.subplots()
+        ks, v, ub = self.ks, self.variances, self.variance_upper_bounds
+        ax.fill_between(ks, v, ub, alpha=0.25, step=None,
+                        label="up to the certified bound")
+        ax.plot(ks, v, marker="o", label=label)
+        ax.plot(ks, ub, linestyle="--", linewidth=1, color="0.4")
+        ax.set_xlabel("number of nonzero loadings k")
+        ax.set_ylabel("explained variance")
+        ax.legend()
+        return ax
+
+    def __repr__(self) -> str:
+        lines = [f"CardinalityPath({self.ks.size} cardinalities, {self.n_solves} solves, "
+                 f"time={self.seconds:.3g}s)"]
+        for r in self.results:
+            lines.append(f"  k={r.k:<4d} variance={r.explained_variance:.6g}  "
+                         f"bound={r.variance_upper_bound:.6g}  ratio={r.certified_ratio:.4f}  "
+                         f"{r.origin}")
+        return "\n".join(lines)
+
+
+def cardinality_path(
+    Sigma: ArrayLike,
+    ks: Any,
+    *,
+    tol: float = 1e-6,
+    max_solves: int = 40,
+    lam_rtol: float = 1e-4,
+    max_sweeps: int = 500,
+    verbose: bool = False,
+) -> CardinalityPath:
+    """The best variance found and its certified bound for several cardinalities.
+
+    Runs :func:`dspca_cardinality` for every ``k`` of ``ks`` with one solver:
+    each search is warm-started from the solves of the others, and every
+    solve of any ``k`` is a cut of every ``k``'s certificate
+    ``min_lam U(lam) + lam k``.
+
+    Parameters
+    ----------
+    Sigma : array-like or scipy.sparse matrix of shape (n_features, n_features)
+        Symmetric positive semidefinite covariance matrix (not modified).
+    ks : int or iterable of int
+        Cardinalities, each in ``[1, number of features of positive variance]``
+        (duplicates are dropped; computed in ascending order).
+    tol, max_solves, lam_rtol, max_sweeps, verbose :
+        As for :func:`dspca_cardinality` (``max_solves`` per ``k``).
+
+    Returns
+    -------
+    path : CardinalityPath
+        ``ks``, ``supports``, ``variances``, ``variance_upper_bounds``,
+        ``certified_ratios``, ``lambdas``, the per-``k`` ``results`` and a
+        :meth:`~CardinalityPath.plot` helper.
+
+    Raises
+    ------
+    ValueError
+        For an empty ``ks``, a ``k`` outside the range above, or invalid
+        ``Sigma`` or options (as :func:`dspca_cardinality`).
+    TypeError
+        If a ``k`` is not an integer.
+
+    Examples
+    --------
+    >>> from spca import cardinality_path
+    >>> from spca.datasets import load_pitprops
+    >>> path = cardinality_path(load_pitprops().correlation, [2, 5, 8])
+    >>> [int(s.size) for s in path.supports]
+    [2, 5, 8]
+    >>> bool((path.variances <= path.variance_upper_bounds).all())
+    True
+    """
+    t0 = time.perf_counter()
+    values = [ks] if isinstance(ks, int | np.integer) else list(ks)
+    if not values:
+        raise ValueError("ks must hold at least one cardinality, got none")
+    karr = np.unique([check_int(k, "k") for k in values]).astype(np.intp)
+    tol = check_tol(tol)
+    max_solves = check_int(max_solves, "max_solves")
+    lam_rtol = check_positive(lam_rtol, "lam_rtol")
+    max_sweeps = check_int(max_sweeps, "max_sweeps")
+    options = _solver_options(5, 1e-3, True)
+    cov = _MatrixCovariance(Sigma)
+    if karr[-1] > cov.n:
+        raise ValueError(f"k must be <= n_features = {cov.n}, got k={int(karr[-1])}")
+    _check_psd_once(cov)
+    solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
+    results = [_search(cov, int(k), tol=tol, search_tol=tol, max_solves=max_solves,
+                       lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
+                       verbose=verbose, solver=solver) for k in karr]
+    # The solves of the later searches are cuts of the earlier ones too.
+    cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
+            if t.lam >= solver.outside and math.isfinite(t.upper_bound)]
+    final = []
+    for r in results:
+        bound, lam = _ksparse.bound_from_cuts(cuts, r.k)
+        if bound < r.variance_upper_bound:
+            r = dataclasses.replace(r, variance_upper_bound=bound, bound_lam=lam)
+        final.append(r)
+    return CardinalityPath(ks=karr, results=tuple(final), n_solves=len(solver.trials),
+                           seconds=time.perf_counter() - t0)
