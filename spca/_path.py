@@ -812,10 +812,13 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             lmax, v = _ksparse.top_eig(B)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
     ceil = float(d.max())
+    # A large operator is formed only over the features surviving at the
+    # lowest lam solved: probes stay above it (a lower one would form more).
+    low = floor if solver._lam_block < 0 else max(floor, solver._lam_block)
     for _ in range(BOUND_SOLVES):
         if _work(solver.trials[start:]) > budget:
             break
-        lam = _ksparse.next_probe(cuts() + extra, k, floor, ceil, BOUND_RTOL)
+        lam = _ksparse.next_probe(cuts() + extra, k, low, ceil, BOUND_RTOL)
         if lam is None:
             break
         with warnings.catch_warnings():
@@ -849,17 +852,21 @@ def dspca_cardinality(
     qp_finish: bool = True,
     verbose: bool = False,
 ) -> CardinalityResult:
-    r"""DSPCA with a target number ``k`` of nonzero loadings.
+    r"""A sparse component with exactly ``k`` nonzero loadings, and a certificate.
 
-    Finds a penalty ``lam`` at which the DSPCA relaxation
+    Looks for the largest variance ``x' Sigma x`` over unit ``x`` with ``k``
+    nonzeros (NP-hard) through the DSPCA relaxation
 
     .. code-block:: text
 
         phi(lam) = max  Tr(Sigma Z) - lam * sum_ij |Z_ij|   over Z PSD, Tr Z = 1
 
-    solved by :func:`spca.dspca_bca` (with safe feature elimination) has
-    exactly ``k`` nonzero loadings, or the nearest cardinality reachable, and
-    says which.
+    solved by :func:`spca.dspca_bca` (with safe feature elimination): it
+    searches a penalty ``lam`` whose solution has exactly ``k`` nonzeros,
+    builds a support of exactly ``k`` features from what the search saw when
+    the relaxation's path jumps over ``k``, improves it by swaps, and
+    returns the leading eigenvector of ``Sigma`` on it with a certified upper
+    bound on the best ``k``-sparse variance.
 
     Parameters
     ----------
@@ -890,9 +897,13 @@ def dspca_cardinality(
     Returns
     -------
     result : CardinalityResult
-        ``result.result`` is the :class:`~spca.DSPCAResult` at ``result.lam``
-        (caller's feature order); ``exact`` says whether it has ``k``
-        nonzeros, ``message`` why not; ``trials`` lists
+        ``support`` (exactly ``k`` features), ``loadings`` (the leading
+        eigenvector of ``Sigma`` on it), ``explained_variance``, ``origin``
+        (how the support was obtained), ``variance_upper_bound`` and
+        ``certified_ratio``; ``result`` is the relaxation's
+        :class:`~spca.DSPCAResult` at ``lam`` (``relaxation_exact`` says
+        whether it has ``k`` nonzeros, ``relaxation_loadings`` are its own),
+        ``message`` how the search ended; ``trials`` lists
         ``(lam, cardinality, sweeps, seconds, ...)`` of every solve.
 
     Raises
@@ -904,13 +915,38 @@ def dspca_cardinality(
     TypeError
         If ``k`` is not an integer.
 
-    Warns
-    -----
-    ConvergenceWarning
-        If the returned solve did not reach ``tol``.
-
     Notes
     -----
+    *Exactly k.* When a solve has ``k`` nonzeros its support is the start
+    (``origin="relaxation"``). When the relaxation's cardinality jumps over
+    ``k`` (from ``c_hi < k`` to ``c_lo > k`` within ``lam_rtol``, or
+    ``max_solves`` ran out), the support of ``c_hi`` nonzeros is grown
+    greedily (each time adding the feature that most raises the largest
+    eigenvalue) and the support of ``c_lo`` is pruned (each time removing
+    the feature that lowers it least); forward greedy selection from
+    scratch is a further start for ``k <= 64``. Each start is improved by
+    swaps (one feature out, one in, while the largest eigenvalue grows, for
+    ``k <= 256``) and the best is returned; ``origin`` says which (e.g.
+    ``"grown from 12+1 swap"``). The candidates are the features of the
+    block the search formed (every feature of positive variance for
+    ``n_features <= 2048``), and a candidate move costs no eigensolve of its
+    own (see ``spca._ksparse``). That the relaxation's solve at ``lam``
+    stopped short of ``tol`` is said in ``message`` (no warning: the
+    returned support does not rely on it).
+
+    *Certificate.* For every ``lam >= 0`` and unit ``x`` with at most ``k``
+    nonzeros, ``x' Sigma x <= phi(lam) + lam k``, since
+    ``||x||_1^2 <= card(x)`` for unit ``x`` and ``Z = x x'`` is feasible
+    (Theorem 1 elimination is exact for ``phi``). Every solve's certified
+    ``upper_bound`` is such a cut; ``variance_upper_bound`` is the smallest,
+    after at most a few more solves placed by the subgradient
+    ``k - sum |Z*_ij|`` of the convex ``phi(lam) + lam k`` (their work is
+    capped at half the search's), and never above the sum of the ``k``
+    largest variances or (for ``n_features <= 2048``) the largest row sum of
+    the diagonal and ``k - 1`` largest off-diagonal magnitudes. The best
+    ``k``-sparse variance lies between ``explained_variance`` and
+    ``variance_upper_bound``.
+
     *Bracket.* By Theorem 1 at most ``#{i : Sigma_ii > lam}`` features
     survive, so ``hi = v_(k)``, the ``k``-th largest variance, has fewer than
     ``k`` nonzeros without a solve. ``lam`` is then lowered until a solve has
@@ -933,8 +969,8 @@ def dspca_cardinality(
     It localises one crossing of ``k``: a band of ``lam`` with exactly ``k``
     nonzeros elsewhere on the path may be missed.
 
-    *Not exact.* The nearest cardinality among all solves is returned, on
-    ties the smaller one (``k`` is read as a budget).
+    *Not exact.* ``result`` is then the solve of nearest cardinality, on
+    ties the smaller one.
 
     *Cost.* Each solve is warm-started from the solution at the nearest
     ``lam`` solved so far (:func:`spca.dspca_bca` with ``X0=``), and works on
@@ -948,8 +984,10 @@ def dspca_cardinality(
     >>> F = rng.standard_normal((200, 30))
     >>> F[:, :6] += 2 * rng.standard_normal((200, 1))
     >>> res = dspca_cardinality(F.T @ F / 200, k=4)
-    >>> res.exact, res.cardinality
-    (True, 4)
+    >>> res.cardinality, res.origin
+    (4, 'relaxation')
+    >>> bool(res.explained_variance <= res.variance_upper_bound)
+    True
     """
     k = check_int(k, "k")
     tol = check_tol(tol)
