@@ -328,6 +328,8 @@ def next_probe(cuts: list[Cut], k: int, lam_floor: float, lam_ceil: float,
         lam_o, _, s_o = behind[0]
         x = lam_b - s_b * (lam_b - lam_o) / (s_b - s_o)
     if down:
+        if lam_floor >= lam_b:
+            return None
         if not x < lam_b:
             x = 0.8 * lam_b
         x = max(x, 0.5 * lam_b, lam_floor)

@@ -814,7 +814,9 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     ceil = float(d.max())
     # A large operator is formed only over the features surviving at the
     # lowest lam solved: probes stay above it (a lower one would form more).
-    low = floor if solver._lam_block < 0 else max(floor, solver._lam_block)
+    low = floor
+    if 0 <= solver._lam_block < math.inf:
+        low = max(floor, solver._lam_block)
     for _ in range(BOUND_SOLVES):
         if _work(solver.trials[start:]) > budget:
             break

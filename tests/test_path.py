@@ -217,7 +217,7 @@ def test_bad_sigma():
 def scripted(card_of_lam, n: int = 12):
     """A _Solver.solve replacement whose cardinality is card_of_lam(lam)."""
 
-    def solve(self, lam, tol, max_sweeps=None):
+    def solve(self, lam, tol, max_sweeps=None, role="search"):
         c = card_of_lam(lam)
         x = np.zeros(n)
         x[:c] = 1.0 / np.sqrt(c) if c else 0.0
@@ -228,7 +228,7 @@ def scripted(card_of_lam, n: int = 12):
             kept=np.arange(n, dtype=np.intp), n_features=n, eliminate=True, n_sweeps=1,
             n_qp_passes=0, primal="fake", dual="fake", timings={"total": 0.0}, history=(),
         )
-        self.trials.append(LamTrial(lam, c, 1, 0.0, 0.0, n, tol))
+        self.trials.append(LamTrial(lam, c, 1, 0.0, 0.0, n, tol, 1.0, 1.0, role))
         return res
 
     return solve
