@@ -456,10 +456,12 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 break
             if refit and support.size > 1:
                 x = _refit(work, support)
-            # One cut of the k-sparse certificate (k = the support's size).
+            # One cut of the k-sparse certificate (k = the support's size),
+            # valid for the whole problem at a lam above any left-out variance.
             m = support.size
-            bound = min(res.upper_bound + res.lam * m,
-                        _ksparse.diagonal_bound(work.diag, m, work.outside_variance))
+            bound = _ksparse.diagonal_bound(work.diag, m, work.outside_variance)
+            if res.lam >= work.outside_variance:
+                bound = min(bound, res.upper_bound + res.lam * m)
         c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
         if not c > work.floor:
             message = (f"component {t} explains no variance of the deflated covariance "

@@ -283,3 +283,25 @@ def test_nyt_topics_beat_forward_greedy_on_the_same_deflated_covariance():
         assert topic.variance_upper_bound >= topic.explained_variance
         # removal deflation: the next topic's covariance drops these words
         active[np.searchsorted(words, topic.word_ids)] = False
+
+
+def test_fixed_lam_component_bound_and_refit_false_off_k():
+    S = gaussian(5, 9)
+    best = brute_force(S)
+    lam = 0.5 * float(np.sort(np.abs(S[np.triu_indices(9, 1)]))[-1])
+    comp = spca.sparse_components(S, 1, lam=lam).components[0]
+    assert comp.origin == "relaxation"
+    assert comp.variance_upper_bound >= best[comp.cardinality] * (1 - 1e-9)
+    assert comp.variance <= comp.variance_upper_bound * (1 + 1e-9)
+    # refit=False is the relaxation's own answer: off k it says so
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((100, 6))
+    A[:, 1] = A[:, 0]  # duplicated features enter together
+    A[:, :2] *= 3.0
+    D = A.T @ A / 100
+    with pytest.warns(UserWarning, match="refit=False keeps the relaxation's own support"):
+        raw = spca.sparse_components(D, 1, cardinality=1, refit=False)
+    assert raw.components[0].cardinality == 2
+    fit = spca.sparse_components(D, 1, cardinality=1)
+    assert fit.components[0].cardinality == 1
+    assert fit.components[0].origin.startswith(("pruned from 2", "greedy"))

@@ -17,6 +17,14 @@ The pipeline is the paper's (Section 4), made exact:
 Deflation only lowers variances (Schur complement) or leaves the variances of
 words outside a support unchanged (projection, removal), so the check on the
 original variances is sufficient for every deflation method.
+
+Each word list has exactly ``cardinality`` words (see
+:func:`spca.dspca_cardinality`): the relaxation's, or one built from the
+relaxation's neighbouring supports, improved by swaps among the candidate
+words.  Its certified bound (``variance_upper_bound``) uses only the solves
+at a ``lam`` above the largest variance left out of the candidates, where
+Theorem 1 removes every left-out word, so it bounds the best list over the
+whole vocabulary.
 """
 
 from __future__ import annotations
