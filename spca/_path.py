@@ -684,7 +684,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
 # (it costs one eigensolve of a growing block per step), and the swap search
 # runs up to this support size.
 GREEDY_MAX = 64
-SWAPS_MAX = 256
+SWAPS_MAX = 64
 # At most this many solves are added to tighten the certificate, each to this
 # relative gap and sweep limit (its upper bound is certified either way);
 # none once the tangents promise less than BOUND_RTOL relative improvement,
@@ -928,7 +928,7 @@ def dspca_cardinality(
     the feature that lowers it least); forward greedy selection from
     scratch is a further start for ``k <= 64``. Each start is improved by
     swaps (one feature out, one in, while the largest eigenvalue grows, for
-    ``k <= 256``) and the best is returned; ``origin`` says which (e.g.
+    ``k <= 64``) and the best is returned; ``origin`` says which (e.g.
     ``"grown from 12+1 swap"``). The candidates are the features of the
     block the search formed (every feature of positive variance for
     ``n_features <= 2048``), and a candidate move costs no eigensolve of its

@@ -305,3 +305,17 @@ def test_fixed_lam_component_bound_and_refit_false_off_k():
     fit = spca.sparse_components(D, 1, cardinality=1)
     assert fit.components[0].cardinality == 1
     assert fit.components[0].origin.startswith(("pruned from 2", "greedy"))
+
+
+def test_large_supports_are_grown_and_pruned_in_batches():
+    S = gaussian(2, 90)
+    pool = _ksparse._Pool(S)
+    grown = pool.grow(np.zeros(0, dtype=np.intp), 80)
+    assert grown.size == 80 and np.unique(grown).size == 80
+    pruned = pool.prune(np.arange(90), 70)
+    assert pruned.size == 70 and np.unique(pruned).size == 70
+    # the greedy choice keeps most of the variance of the whole matrix
+    top = np.linalg.eigvalsh(S)[-1]
+    assert pool.variance(grown) >= 0.9 * top and pool.variance(pruned) >= 0.8 * top
+    res = spca.dspca_cardinality(S, 75, max_sweeps=5)
+    assert res.cardinality == 75 and res.explained_variance <= res.variance_upper_bound
