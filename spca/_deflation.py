@@ -601,8 +601,11 @@ def sparse_components(
         variance left, fewer features left than the cardinality, or every
         feature eliminated at ``lam``); the components found so far are
         returned, never NaN.
-    ConvergenceWarning
-        When a returned solve did not reach ``tol``.
+    UserWarning
+        With ``refit=False``, when the relaxation's own support does not have
+        the requested cardinality. (A solve that stopped short of ``tol``
+        raises no warning: its component says ``converged=False``, and with
+        a cardinality the search's ``message`` says so.)
 
     Notes
     -----
