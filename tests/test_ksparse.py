@@ -319,3 +319,17 @@ def test_large_supports_are_grown_and_pruned_in_batches():
     assert pool.variance(grown) >= 0.9 * top and pool.variance(pruned) >= 0.8 * top
     res = spca.dspca_cardinality(S, 75, max_sweeps=5)
     assert res.cardinality == 75 and res.explained_variance <= res.variance_upper_bound
+
+
+@pytest.mark.parametrize("deflation", ["schur", "projection", "removal"])
+def test_deflated_components_bound_their_own_deflated_covariance(deflation):
+    S = spiked(7, 10)
+    res = spca.sparse_components(S, 3, cardinality=3, deflation=deflation)
+    work = S
+    for comp in res.components:
+        best = brute_force(work)
+        assert comp.cardinality == 3
+        assert comp.variance == pytest.approx(comp.loadings @ work @ comp.loadings, rel=1e-9)
+        assert comp.variance <= best[3] * (1 + 1e-9)
+        assert comp.variance_upper_bound >= best[3] * (1 - 1e-9)
+        work = spca.deflate(work, comp.loadings, deflation)
