@@ -14,13 +14,20 @@ from ._deflation import (
     sparse_components,
 )
 from ._first_order import dspca_first_order
-from ._path import CardinalityResult, LamTrial, dspca_cardinality
+from ._path import (
+    CardinalityPath,
+    CardinalityResult,
+    LamTrial,
+    cardinality_path,
+    dspca_cardinality,
+)
 from ._screening import safe_feature_elimination
 from ._variance import ExplainedVariance, explained_variance
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "CardinalityPath",
     "CardinalityResult",
     "ConvergenceWarning",
     "DSPCAResult",
@@ -32,6 +39,7 @@ __all__ = [
     "SparseComponents",
     "SparsePCA",  # noqa: F822 - defined lazily by __getattr__ (needs scikit-learn)
     "__version__",
+    "cardinality_path",
     "deflate",
     "dspca_bca",
     "dspca_cardinality",

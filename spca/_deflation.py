@@ -28,6 +28,7 @@ computed.
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Sequence
@@ -37,6 +38,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _ksparse
 from ._bca import DSPCAResult, EmptyProblemWarning
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
 from ._validation import _as_real_dense, check_int, check_lam, check_positive, check_tol
@@ -164,6 +166,9 @@ class _DeflatedCovariance(_Covariance):
         self.floor = VARIANCE_RTOL * float(base.diag.max()) if base.diag.size else 0.0
         # Every deflation of a PSD matrix is PSD (up to rounding).
         self.psd_checked = base.psd_checked
+        # (see _Solver.outside: deflation never raises the variance of a
+        # feature outside the support)
+        self.outside_variance = float(getattr(base, "outside_variance", 0.0))
         self._update_diag()
 
     def _update_diag(self) -> None:
@@ -234,16 +239,19 @@ class SparseComponent:
     index : int
         Position of the component (0-based).
     lam : float
-        The penalty it was solved at.
+        The penalty of its DSPCA solve.
     loadings : ndarray of shape (n_features,)
         Unit-norm loadings, zero outside ``support``: with ``refit=True``
         (default) the leading eigenvector of the deflated covariance on the
         support, otherwise the solver's loadings.
     support : ndarray of int
-        Indices of the nonzero loadings (the support DSPCA selected).
+        The selected features: with a target cardinality ``k`` (and
+        ``refit=True``) exactly ``k`` of them (see
+        :attr:`CardinalityResult.origin`), at a given ``lam`` the support
+        DSPCA selected.
     objective, upper_bound, gap : float
-        DSPCA objective, certified upper bound and relative gap, for the
-        (deflated) covariance the component was solved on.
+        DSPCA objective, certified upper bound and relative gap of the solve
+        at ``lam``, for the (deflated) covariance the component was solved on.
     converged : bool
         ``gap <= tol``.
     variance : float
@@ -252,6 +260,15 @@ class SparseComponent:
         The solve (caller's feature order, deflated covariance).
     search : CardinalityResult or None
         The cardinality search, when a cardinality was requested.
+    variance_upper_bound : float
+        Certified upper bound on ``max x' Sigma_t x`` over unit ``x`` with at
+        most ``k`` nonzeros (``k`` the target cardinality, else the size of
+        the support), for the *deflated* ``Sigma_t``: how much variance any
+        ``k``-sparse component could add at this step, given the earlier
+        components. It is not a bound on the components jointly.
+    origin : str
+        How the support was obtained (:attr:`CardinalityResult.origin`;
+        ``"relaxation"`` at a given ``lam``).
     """
 
     index: int
@@ -265,19 +282,34 @@ class SparseComponent:
     variance: float
     result: DSPCAResult
     search: CardinalityResult | None
+    variance_upper_bound: float = math.nan
+    origin: str = "relaxation"
 
     @property
     def cardinality(self) -> int:
-        """Number of nonzero loadings."""
+        """Number of selected features."""
         return int(self.support.size)
+
+    @property
+    def certified_ratio(self) -> float:
+        """``variance / variance_upper_bound``: at least this fraction of the
+        best variance a ``k``-sparse component of ``Sigma_t`` can have."""
+        if not self.variance_upper_bound > 0:
+            return math.nan
+        return self.variance / self.variance_upper_bound
+
+    @property
+    def relaxation_loadings(self) -> NDArray[np.float64]:
+        """The DSPCA solver's own loadings at ``lam`` (``result.loadings``)."""
+        return self.result.loadings
 
     def __repr__(self) -> str:
         sup = (str(self.support.tolist()) if self.support.size <= 12
                else f"<{self.support.size} features>")
-        exact = "" if self.search is None else f", exact={self.search.exact}"
         return (
-            f"SparseComponent({self.index}, lam={self.lam:.8g}, support={sup}{exact}, "
-            f"objective={self.objective:.6g}, gap={self.gap:.2e}, variance={self.variance:.6g})"
+            f"SparseComponent({self.index}, lam={self.lam:.8g}, support={sup}, "
+            f"origin={self.origin!r}, objective={self.objective:.6g}, gap={self.gap:.2e}, "
+            f"variance={self.variance:.6g}, certified_ratio={self.certified_ratio:.4f})"
         )
 
 
@@ -394,6 +426,17 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                              verbose=verbose)
             res = search.result
+            bound, origin = search.variance_upper_bound, search.origin
+            if refit:
+                support, x = search.support, search.loadings
+            else:
+                support, x, origin = res.support, res.loadings, "relaxation"
+                if support.size != k:
+                    warnings.warn(
+                        f"refit=False keeps the relaxation's own support: component {t} has "
+                        f"{support.size} nonzero loadings, not cardinality={k} "
+                        f"({search.message})", UserWarning, stacklevel=3,
+                    )
         else:
             assert lam is not None
             lam_t = lam[t]
@@ -407,22 +450,28 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", EmptyProblemWarning)
                 res = solver.full(solver.solve(lam_t, tol))
-        x = res.loadings
-        if res.support.size == 0:
-            message = f"component {t} is empty at lam={res.lam!r}"
-            break
-        if refit and res.support.size > 1:
-            x = _refit(work, res.support)
+            x, support, origin = res.loadings, res.support, "relaxation"
+            if support.size == 0:
+                message = f"component {t} is empty at lam={res.lam!r}"
+                break
+            if refit and support.size > 1:
+                x = _refit(work, support)
+            # One cut of the k-sparse certificate (k = the support's size),
+            # valid for the whole problem at a lam above any left-out variance.
+            m = support.size
+            bound = _ksparse.diagonal_bound(work.diag, m, work.outside_variance)
+            if res.lam >= work.outside_variance:
+                bound = min(bound, res.upper_bound + res.lam * m)
         c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
         if not c > work.floor:
             message = (f"component {t} explains no variance of the deflated covariance "
                        f"(x' Sigma x = {float(c)!r})")
             break
         comps.append(SparseComponent(
-            index=t, lam=float(res.lam), loadings=x, support=res.support,
+            index=t, lam=float(res.lam), loadings=x, support=support,
             objective=float(res.objective), upper_bound=float(res.upper_bound),
             gap=float(res.gap), converged=bool(res.converged), variance=c, result=res,
-            search=search,
+            search=search, variance_upper_bound=float(bound), origin=origin,
         ))
     if message and warn_short:
         warnings.warn(
@@ -517,13 +566,16 @@ def sparse_components(
     max_sweeps, max_qp_passes, qp_tol, qp_finish :
         Passed to :func:`spca.dspca_bca`.
     refit : bool, default=True
-        Replace the loadings of each component by the leading eigenvector of
-        ``Sigma_t`` restricted to the support DSPCA selected (the variance
-        maximising loadings on that support; Moghaddam et al.'s "variational
-        renormalisation"). The support, ``lam`` and the certificate are
-        those of the relaxation either way. With ``False`` the loadings are
-        the solver's (:attr:`DSPCAResult.loadings`), which the ``l1`` penalty
-        shrinks towards equal magnitudes.
+        Loadings of largest variance on the support: the leading eigenvector
+        of ``Sigma_t`` restricted to it (Moghaddam et al.'s "variational
+        renormalisation"). With a ``cardinality`` the support is the one of
+        exactly ``k`` features that :func:`dspca_cardinality` returns (the
+        relaxation's, or built from it and improved by swaps). With
+        ``False`` the component is the relaxation's own answer at ``lam``:
+        its support and the solver's loadings
+        (:attr:`DSPCAResult.loadings`, which the ``l1`` penalty shrinks
+        towards equal magnitudes), with a warning when that support does not
+        have ``k`` features.
     verbose : bool, default=False
         Print the progress of each search.
 
@@ -549,15 +601,22 @@ def sparse_components(
         variance left, fewer features left than the cardinality, or every
         feature eliminated at ``lam``); the components found so far are
         returned, never NaN.
-    ConvergenceWarning
-        When a returned solve did not reach ``tol``.
+    UserWarning
+        With ``refit=False``, when the relaxation's own support does not have
+        the requested cardinality. (A solve that stopped short of ``tol``
+        raises no warning: its component says ``converged=False``, and with
+        a cardinality the search's ``message`` says so.)
 
     Notes
     -----
     The objective, bound and gap of component ``t`` refer to the deflated
-    ``Sigma_t``. The deflated matrices are not formed: they are represented as
-    ``Sigma`` plus a low-rank term (or a feature mask for ``"removal"``), and
-    only the blocks needed by the solves are computed. Deflated variances
+    ``Sigma_t``, and so does its ``variance_upper_bound``: it bounds the
+    variance of the best ``k``-sparse component of ``Sigma_t``, i.e. of the
+    best next component given the earlier ones (each step is certified,
+    not the set of components jointly). The deflated matrices are not formed:
+    they are represented as ``Sigma`` plus a low-rank term (or a feature mask
+    for ``"removal"``), and only the blocks needed by the solves are
+    computed. Deflated variances
     below ``1e-10`` times the largest variance are treated as 0.
 
     Examples

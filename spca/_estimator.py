@@ -69,8 +69,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         earlier loadings annihilated), orthogonalized projection, or removal
         of the features already used (disjoint supports).
     refit : bool, default=True
-        Loadings of largest variance on each selected support (see
-        :func:`spca.sparse_components`); ``False`` keeps the solver's loadings.
+        Loadings of largest variance on each selected support, with exactly
+        ``cardinality`` features (see :func:`spca.sparse_components`);
+        ``False`` keeps the relaxation's own support and loadings.
     center : bool, default=True
         Subtract the column means (implicitly: sparse ``X`` is never densified).
     scale : bool, default=False
@@ -94,7 +95,15 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     lambdas_ : ndarray of shape (n_components,)
         Penalty of each component.
     cardinalities_ : ndarray of int of shape (n_components,)
-        Number of nonzero loadings of each component.
+        Number of selected features of each component (exactly the requested
+        ``cardinality``, with ``refit=True``).
+    variance_upper_bounds_ : ndarray of shape (n_components,)
+        Certified upper bound on the variance of the best component with the
+        same number of nonzeros, for the covariance deflated by the earlier
+        components (see :attr:`spca.SparseComponent.variance_upper_bound`).
+    certified_ratios_ : ndarray of shape (n_components,)
+        Each component's variance on its deflated covariance over that bound:
+        it reaches at least this fraction of the best possible.
     explained_variance_ : ndarray of shape (n_components,)
         Additional explained variance (Mackey 2008): the variance of the
         (centred, scaled) data projected on the span of the first ``t``
@@ -257,6 +266,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.n_components_ = result.n_components
         self.lambdas_ = result.lambdas
         self.cardinalities_ = np.array([c.cardinality for c in result.components], dtype=int)
+        self.variance_upper_bounds_ = np.array(
+            [c.variance_upper_bound for c in result.components], dtype=np.float64)
+        self.certified_ratios_ = np.array([c.certified_ratio for c in result.components],
+                                          dtype=np.float64)
         self.explained_variance_ = ev.variance
         self.explained_variance_ratio_ = ev.ratio
         self.pca_explained_variance_ = ev.pca_variance

@@ -31,18 +31,20 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _bca, _bca_fast
+from . import _bca, _bca_fast, _ksparse
 from ._bca import (
     RESTRICT_FRACTION,
     ConvergenceWarning,
     DSPCAResult,
+    EmptyProblemWarning,
     _block_bound,
     _dspca_bca_checked,
 )
 from ._validation import check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
-__all__ = ["CardinalityResult", "LamTrial", "dspca_cardinality"]
+__all__ = ["CardinalityPath", "CardinalityResult", "LamTrial", "cardinality_path",
+           "dspca_cardinality"]
 
 # When lowering lam to find a bracket, jump to lam = 0 (ordinary PCA) once lam
 # falls below this fraction of the k-th largest variance.
@@ -52,7 +54,10 @@ ZERO_FRACTION = 1e-3
 class LamTrial(NamedTuple):
     """One solve of the cardinality search.
 
-    The first four fields are ``(lam, cardinality, sweeps, seconds)``.
+    The first four fields are ``(lam, cardinality, sweeps, seconds)``; then
+    the solve's relative ``gap``, the number of features it worked on
+    (``reduced_size``), its ``tol``, its certified ``upper_bound``, the
+    ``l1_norm`` of its ``Z`` and its ``role``.
     """
 
     lam: float
@@ -62,42 +67,76 @@ class LamTrial(NamedTuple):
     gap: float
     reduced_size: int
     tol: float
+    #: certified upper bound of the DSPCA problem at ``lam`` (a cut of the
+    #: k-sparse certificate)
+    upper_bound: float = math.nan
+    #: ``sum_ij |Z_ij|`` of the solve (``k`` minus it is the cut's slope)
+    l1_norm: float = math.nan
+    #: ``"search"`` (finding k nonzeros) or ``"bound"`` (tightening the certificate)
+    role: str = "search"
 
 
 @dataclass(frozen=True, repr=False)
 class CardinalityResult:
-    """Result of :func:`dspca_cardinality`.
+    """Result of :func:`dspca_cardinality`: a component with exactly ``k`` nonzeros.
 
     Attributes
     ----------
+    support : ndarray of int
+        The ``k`` selected features, ascending.
+    loadings : ndarray of shape (n_features,)
+        Unit-norm loadings of largest variance on ``support``: the leading
+        eigenvector of ``Sigma[support][:, support]``, largest-magnitude
+        entry positive, zero elsewhere.
+    explained_variance : float
+        ``loadings' Sigma loadings``, the largest eigenvalue of that block.
+    origin : str
+        How ``support`` was obtained: ``"relaxation"`` (the DSPCA support at
+        ``lam``), ``"grown from m"`` / ``"pruned from m"`` (the relaxation's
+        path jumps over ``k``: the support of ``m`` nonzeros next to ``k``
+        was completed greedily / pruned), or ``"greedy"`` (forward greedy
+        selection did better than both); ``"+s swaps"`` when a local search
+        then exchanged features ``s`` times.
+    variance_upper_bound : float
+        Certified upper bound on ``max x' Sigma x`` over unit ``x`` with at
+        most ``k`` nonzeros (see Notes of :func:`dspca_cardinality`).
+    bound_lam : float
+        The ``lam`` whose cut gives ``variance_upper_bound`` (``nan`` when a
+        bound that needs no solve is smaller).
     result : DSPCAResult
-        The DSPCA solution at :attr:`lam`, in the caller's feature order
-        (``kept``, ``support`` and ``loadings`` index the full ``Sigma``).
+        The DSPCA solve at :attr:`lam` (caller's feature order): the one with
+        exactly ``k`` nonzeros if the relaxation has it, else the solve of
+        nearest cardinality (on ties the sparser, then the latest).
     k : int
         The requested number of nonzero loadings.
-    exact : bool
-        Whether ``result`` has exactly ``k`` nonzero loadings.
+    relaxation_exact : bool
+        Whether ``result`` itself has exactly ``k`` nonzero loadings.
     message : str
-        How the search ended; says why when ``exact`` is False.
+        How the search ended and how the support was obtained.
     trials : tuple of LamTrial
-        Every solve, in order: ``(lam, cardinality, sweeps, seconds, gap,
-        reduced_size, tol)``.
+        Every solve, in order (``role`` ``"search"`` or ``"bound"``).
     bracket : tuple of float
-        ``(lo, hi)``: the last interval known to hold the crossing, with
-        cardinality ``> k`` at ``lo`` and ``< k`` at ``hi`` (``hi`` may be the
-        Theorem 1 bound ``v_(k)``, which needs no solve; ``lo`` is ``nan`` if
-        no solve gave more than ``k`` nonzeros).
+        ``(lo, hi)``: the last interval known to hold the relaxation's
+        crossing of ``k``, with cardinality ``> k`` at ``lo`` and ``< k`` at
+        ``hi`` (``hi`` may be the Theorem 1 bound ``v_(k)``, which needs no
+        solve; ``lo`` is ``nan`` if no solve gave more than ``k`` nonzeros).
     seconds : float
         Wall time of the whole search.
     """
 
     result: DSPCAResult
     k: int
-    exact: bool
+    relaxation_exact: bool
     message: str
     trials: tuple[LamTrial, ...]
     bracket: tuple[float, float]
     seconds: float
+    support: NDArray[np.intp]
+    loadings: NDArray[np.float64]
+    explained_variance: float
+    origin: str
+    variance_upper_bound: float
+    bound_lam: float
 
     @property
     def lam(self) -> float:
@@ -106,17 +145,32 @@ class CardinalityResult:
 
     @property
     def cardinality(self) -> int:
-        """Number of nonzero loadings of ``result``."""
-        return int(self.result.support.size)
+        """Number of selected features (``k``)."""
+        return int(self.support.size)
 
     @property
-    def loadings(self) -> NDArray[np.float64]:
-        """Unit-norm sparse loadings (``result.loadings``)."""
+    def exact(self) -> bool:
+        """Whether ``support`` has exactly ``k`` features (always, for ``k`` up to
+        the number of features of positive variance)."""
+        return self.cardinality == self.k
+
+    @property
+    def certified_ratio(self) -> float:
+        """``explained_variance / variance_upper_bound``: at least this fraction
+        of the best ``k``-sparse variance is reached."""
+        if not self.variance_upper_bound > 0:
+            return math.nan
+        return self.explained_variance / self.variance_upper_bound
+
+    @property
+    def relaxation_loadings(self) -> NDArray[np.float64]:
+        """The DSPCA relaxation's own loadings at ``lam`` (``result.loadings``):
+        the leading eigenvector of its ``Z``, shrunk by the ``l1`` penalty."""
         return self.result.loadings
 
     @property
-    def support(self) -> NDArray[np.intp]:
-        """Indices of the nonzero loadings (``result.support``)."""
+    def relaxation_support(self) -> NDArray[np.intp]:
+        """The DSPCA relaxation's support at ``lam`` (``result.support``)."""
         return self.result.support
 
     @property
@@ -126,7 +180,7 @@ class CardinalityResult:
 
     @property
     def upper_bound(self) -> float:
-        """Certified upper bound of ``result``."""
+        """Certified upper bound of the DSPCA problem at ``lam`` (``result``)."""
         return self.result.upper_bound
 
     @property
@@ -140,13 +194,8 @@ class CardinalityResult:
         return self.result.converged
 
     @property
-    def explained_variance(self) -> float:
-        """``loadings' Sigma loadings``."""
-        return self.result.explained_variance
-
-    @property
     def n_solves(self) -> int:
-        """Number of DSPCA solves."""
+        """Number of DSPCA solves (search and bound)."""
         return len(self.trials)
 
     @property
@@ -155,12 +204,13 @@ class CardinalityResult:
         return int(sum(t.sweeps for t in self.trials))
 
     def __repr__(self) -> str:
-        status = "exact" if self.exact else "NOT exact"
         return (
-            f"CardinalityResult({status}, k={self.k}, cardinality={self.cardinality}, "
-            f"lam={self.lam:.8g}, support={_fmt_support(self.support)}, "
-            f"objective={self.objective:.6g}, gap={self.gap:.2e}, solves={self.n_solves}, "
-            f"sweeps={self.n_sweeps}, time={self.seconds:.3g}s)"
+            f"CardinalityResult(k={self.k}, support={_fmt_support(self.support)}, "
+            f"origin={self.origin!r}, explained_variance={self.explained_variance:.6g}, "
+            f"variance_upper_bound={self.variance_upper_bound:.6g}, "
+            f"certified_ratio={self.certified_ratio:.4f}, lam={self.lam:.8g}, "
+            f"relaxation_exact={self.relaxation_exact}, gap={self.gap:.2e}, "
+            f"solves={self.n_solves}, sweeps={self.n_sweeps}, time={self.seconds:.3g}s)"
         )
 
 
@@ -232,6 +282,10 @@ class _Solver:
         self._restricted: dict[int, tuple[DSPCAResult, NDArray[np.intp], NDArray[np.float64],
                                           int]] = {}
         self.trials: list[LamTrial] = []
+        # Features of the full problem that the operator leaves out have
+        # variance at most this (see spca.text.sparse_topics): a solve at a
+        # lower lam is a bound of the block only.
+        self.outside = float(getattr(cov, "outside_variance", 0.0))
 
     def _ensure_block(self, lam: float, W: NDArray[np.intp]) -> None:
         if not self.cov.psd_checked and lam < self._lam_checked:
@@ -356,10 +410,12 @@ class _Solver:
             X0[outside[ok], outside[ok]] = prev.diag[pos[ok]]
         return X0, diag
 
-    def solve(self, lam: float, tol: float, max_sweeps: int | None = None) -> DSPCAResult:
+    def solve(self, lam: float, tol: float, max_sweeps: int | None = None,
+              role: str = "search") -> DSPCAResult:
         """Solve at ``lam``; returns the result over all features and records a trial.
 
-        ``max_sweeps`` caps this solve below the solver's own limit.  The
+        ``max_sweeps`` caps this solve below the solver's own limit; ``role``
+        is recorded in the trial.  The
         result may be over the relevant features only; pass it to :meth:`full`
         for the form of :func:`spca.dspca_bca`.
         """
@@ -384,7 +440,9 @@ class _Solver:
         self._solved.append(_Solved(lam, W, G[res.kept], res.X_reduced, diag, res))
         trial = LamTrial(lam=float(lam), cardinality=int(out.support.size),
                          sweeps=int(res.n_sweeps), seconds=time.perf_counter() - t0,
-                         gap=float(res.gap), reduced_size=int(W.size), tol=tol)
+                         gap=float(res.gap), reduced_size=int(W.size), tol=tol,
+                         upper_bound=float(res.upper_bound),
+                         l1_norm=float(np.abs(res.Z_reduced).sum()), role=role)
         self.trials.append(trial)
         if self.verbose:
             print(f"  lam={trial.lam:.10g}  cardinality={trial.cardinality:4d}  "
@@ -472,8 +530,12 @@ def _predict(trials: list[LamTrial], target: float) -> float | None:
 
 def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solves: int,
             lam_rtol: float, max_sweeps: int, options: dict[str, Any],
-            verbose: bool) -> CardinalityResult:
-    """Cardinality search over a covariance operator (see :func:`dspca_cardinality`)."""
+            verbose: bool, solver: _Solver | None = None) -> CardinalityResult:
+    """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
+
+    A ``solver`` shared between searches (:func:`cardinality_path`) carries
+    its warm starts and its solves, which are cuts of every ``k``'s bound.
+    """
     t_start = time.perf_counter()
     d = cov.diag
     ds = np.sort(d)[::-1]
@@ -483,7 +545,9 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             f"k={k} nonzero loadings requested but only {npos} feature(s) have positive "
             f"variance; a feature with zero variance is never selected"
         )
-    solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
+    if solver is None:
+        solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
+    first = len(solver.trials)
     results: list[DSPCAResult] = []
     cur_tol = search_tol
     # Theorem 1: at lam >= v_(k) at most k - 1 features survive.
@@ -523,11 +587,11 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         lam = 0.0
         found = run(lam)
     while found is None and math.isnan(lo):
-        if len(solver.trials) >= max_solves:
+        if len(solver.trials) - first >= max_solves:
             reason = f"max_solves={max_solves} reached before a bracket was found"
             break
         if lam == 0.0:
-            best = max(t.cardinality for t in solver.trials)
+            best = max(t.cardinality for t in solver.trials[first:])
             reason = (
                 f"at most {best} nonzero loadings are reachable: at lam=0 (ordinary PCA "
                 f"of the features with positive variance) the loadings have "
@@ -541,10 +605,10 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         # the crossing is a poor warm start); within that,
         # halve lam or follow the log-log secant through the last two solves
         # towards k + 1 nonzeros.
-        last = solver.trials[-1].cardinality if solver.trials else 0
+        last = solver.trials[-1].cardinality if len(solver.trials) > first else 0
         step = STEP_MIN_NEAR if 2 * last >= k else STEP_MIN
         floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, step * lam)
-        pred = _predict(solver.trials, k + 1)
+        pred = _predict(solver.trials[first:], k + 1)
         cand = 0.5 * lam if pred is None else pred
         nxt = min(max(cand, floor_lam), 0.9 * lam)
         if nxt < ZERO_FRACTION * ds[k - 1]:
@@ -558,14 +622,15 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             break
         if lo == 0 and hi <= lam_rtol * ds[k - 1]:
             break
-        if len(solver.trials) >= max_solves:
+        if len(solver.trials) - first >= max_solves:
             reason = f"max_solves={max_solves} reached with the bracket [{lo:.10g}, {hi:.10g}]"
             break
         if lo > 0:
             # Interpolate the cardinality linearly in log(lam), safeguarded to the
             # middle of the bracket (so the log-width shrinks by 0.75 at least).
-            c_lo = _card_at(solver.trials, lo, k + 1)
-            c_hi = _card_at(solver.trials, hi, min(k - 1, int(np.count_nonzero(d > hi))))
+            c_lo = _card_at(solver.trials[first:], lo, k + 1)
+            c_hi = _card_at(solver.trials[first:], hi,
+                            min(k - 1, int(np.count_nonzero(d > hi))))
             frac = (c_lo - k) / max(c_lo - c_hi, 1)
             frac = min(max(frac, 0.25), 0.75)
             mid = math.exp(math.log(lo) + frac * (math.log(hi) - math.log(lo)))
@@ -573,46 +638,198 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             mid = 0.5 * hi
         found = run(mid)
 
+    trials = solver.trials[first:]
     if found is not None:
-        final = found
-        exact = True
-        message = (f"lam={final.lam:.10g} gives exactly k={k} nonzero loadings "
-                   f"({len(solver.trials)} solves)")
+        seed = found
+        message = (f"lam={found.lam:.10g} gives exactly k={k} nonzero loadings "
+                   f"({len(trials)} solves)")
     else:
-        # Nearest cardinality; on ties the sparser one (k is read as a budget),
-        # then the lam closest to the crossing (the latest solve).
-        tight = [r for r, t in zip(results, solver.trials, strict=True) if t.tol <= tol]
-        pool = tight or results
-        order = sorted(range(len(pool)),
-                       key=lambda i: (abs(pool[i].support.size - k), pool[i].support.size > k,
-                                      -i))
-        final = pool[order[0]]
-        if final.n_sweeps and solver.trials and (cur_tol > tol or not final.converged):
-            final = solver.solve(final.lam, tol)
-        exact = final.support.size == k
+        # The solve of nearest cardinality; on ties the sparser one, then the
+        # latest (closest to the crossing).
+        order = sorted(range(len(results)),
+                       key=lambda i: (abs(results[i].support.size - k),
+                                      results[i].support.size > k, -i))
+        seed = results[order[0]]
         if not reason:
-            card_hi = [t.cardinality for t in solver.trials if t.lam == hi]
+            card_hi = [t.cardinality for t in trials if t.lam == hi]
             at_hi = (f"{card_hi[-1]}" if card_hi
                      else f"at most {int(np.count_nonzero(d > hi))} (Theorem 1)")
-            card_lo = [t.cardinality for t in solver.trials if t.lam == lo]
+            card_lo = [t.cardinality for t in trials if t.lam == lo]
             reason = (
-                f"no lam gives exactly k={k} nonzero loadings: the cardinality jumps from "
-                f"{card_lo[-1] if card_lo else '?'} at lam={lo:.10g} to {at_hi} at "
-                f"lam={hi:.10g} (relative width {hi / lo - 1 if lo > 0 else math.inf:.1e}, "
-                f"lam_rtol={lam_rtol:g}), e.g. because of tied or duplicated features"
+                f"no lam gives exactly k={k} nonzero loadings: the relaxation's cardinality "
+                f"jumps from {card_lo[-1] if card_lo else '?'} at lam={lo:.10g} to {at_hi} "
+                f"at lam={hi:.10g} (relative width "
+                f"{hi / lo - 1 if lo > 0 else math.inf:.1e}, lam_rtol={lam_rtol:g})"
             )
-        message = (f"{reason}; returning the nearest: {final.support.size} nonzero loadings "
-                   f"at lam={final.lam:.10g}")
-    if not final.converged:
-        warnings.warn(
-            f"the DSPCA solve at lam={final.lam:.10g} stopped with relative gap "
-            f"{final.gap:.3e} > tol={tol:g}; increase max_sweeps or tol",
-            ConvergenceWarning, stacklevel=3,
-        )
-    return CardinalityResult(result=solver.full(final), k=k, exact=bool(exact),
-                             message=message,
-                             trials=tuple(solver.trials), bracket=(lo, hi),
-                             seconds=time.perf_counter() - t_start)
+        message = reason
+    if not seed.converged:
+        message += (f"; the relaxation's solve at lam={seed.lam:.10g} stopped at relative gap "
+                    f"{seed.gap:.1e} > tol={tol:g} (the k-support below does not rely on it)")
+    pick = _ksparse_support(solver, k, results, found)
+    bound, bound_lam = _certify(solver, k, pick.covers, first)
+    message += (f"; support: {pick.origin}, certified ratio "
+                f"{pick.variance / bound if bound > 0 else math.nan:.4f}")
+    return CardinalityResult(
+        result=solver.full(seed), k=k, relaxation_exact=found is not None, message=message,
+        trials=tuple(solver.trials[first:]), bracket=(lo, hi),
+        seconds=time.perf_counter() - t_start, support=pick.support,
+        loadings=pick.loadings, explained_variance=pick.variance, origin=pick.origin,
+        variance_upper_bound=bound, bound_lam=bound_lam,
+    )
+
+
+# -- exactly k: the support and its certificate ------------------------------------
+
+# Forward greedy selection from scratch is tried as one more start up to this k
+# (it costs one eigensolve of a growing block per step), and the swap search
+# runs up to this support size.
+GREEDY_MAX = 64
+SWAPS_MAX = 64
+# At most this many solves are added to tighten the certificate, each to this
+# relative gap and sweep limit (its upper bound is certified either way);
+# none once the tangents promise less than BOUND_RTOL relative improvement,
+# or once they have cost more than BOUND_WORK times the search (in sweeps
+# times the square of the number of features solved over, a deterministic
+# measure of work).
+BOUND_WORK = 0.5
+BOUND_SOLVES = 4
+BOUND_TOL = 1e-3
+BOUND_SWEEPS = 5
+BOUND_RTOL = 2e-3
+# The largest eigenvalue (the cut at lam = 0) is computed when the whole
+# covariance is at hand and has at most this many features of positive
+# variance.
+EIG_BOUND_MAX = 400
+
+
+class _Pick(NamedTuple):
+    support: NDArray[np.intp]
+    loadings: NDArray[np.float64]
+    variance: float
+    origin: str
+    covers: tuple[NDArray[np.float64], bool]  # the pool's block, and whether it is all of Sigma
+
+
+def _pool_block(solver: _Solver, k: int,
+                seeds: list[NDArray[np.intp]]) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """The pool of candidate features and their dense block (diagonal exact).
+
+    The pool is the block the search already holds (every feature for a
+    covariance up to ``PSD_ONCE_MAX`` features or given densely, else those
+    surviving at the lowest ``lam`` solved), restricted to positive variance;
+    when that cannot hold ``k`` features or a seed, the ``2k`` features of
+    largest variance and the seeds are formed instead.
+    """
+    cov, d = solver.cov, solver.d
+    P = solver._idx[d[solver._idx] > 0]
+    inside = all(np.isin(S, P).all() for S in seeds)
+    if P.size >= k and inside:
+        B = solver._sub(P)
+        if B is solver._block and np.array_equal(np.diag(B), d[P]):
+            return P, B  # read only
+        if B is solver._block:
+            B = B.copy()
+    else:
+        pos = np.flatnonzero(d > 0)
+        top = pos[np.argsort(-d[pos], kind="stable")[:max(2 * k, k + 8)]]
+        P = np.unique(np.concatenate([top, *seeds, P]).astype(np.intp))
+        B = cov.block(P)
+    B[np.diag_indices(P.size)] = d[P]
+    return P, B
+
+
+def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
+                     found: DSPCAResult | None) -> _Pick:
+    """A support of exactly ``k`` features from the relaxation's solves, improved
+    by swaps; forward greedy selection is a further start (see ``_ksparse``)."""
+    d = solver.d
+    starts: list[tuple[str, NDArray[np.intp]]] = []
+    if found is not None:
+        starts.append(("relaxation", found.support))
+    else:
+        below = [r for r in results if 0 < r.support.size < k]
+        above = [r for r in results if r.support.size > k]
+        if below:
+            r = max(reversed(below), key=lambda r: r.support.size)
+            starts.append((f"grown from {r.support.size}", r.support))
+        if above:
+            r = min(reversed(above), key=lambda r: r.support.size)
+            starts.append((f"pruned from {r.support.size}", r.support))
+    P, B = _pool_block(solver, k, [S for _, S in starts])
+    pool = _ksparse._Pool(B)
+    moves: list[tuple[str, _ksparse.Moves]] = []
+    seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
+    if k <= GREEDY_MAX or not seeds:
+        seeds.append(("greedy", np.zeros(0, dtype=np.intp)))
+    for name, S in seeds:
+        if S.size < k:
+            S = pool.grow(S, k)
+        elif S.size > k:
+            S = pool.prune(S, k)
+        if k <= SWAPS_MAX:
+            mv = pool.swaps(S)
+        else:
+            mv = _ksparse.Moves(S, pool.variance(S), 0)
+        moves.append((name, mv))
+    # The first start wins ties (the relaxation's own support first).
+    name, best = moves[0]
+    for other, mv in moves[1:]:
+        if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
+            name, best = other, mv
+    origin = name + (f"+{best.swaps} swap{'s' if best.swaps != 1 else ''}" if best.swaps else "")
+    support = P[best.support]
+    variance, v = _ksparse.top_eig(B[np.ix_(best.support, best.support)])
+    loadings = np.zeros(solver.cov.n)
+    loadings[support] = v
+    covers = P.size == int(np.count_nonzero(d > 0)) and solver.outside == 0
+    return _Pick(support.astype(np.intp), loadings, variance, origin, (B, covers))
+
+
+def _work(trials: list[LamTrial]) -> float:
+    return float(sum(t.sweeps * float(t.reduced_size) ** 2 for t in trials))
+
+
+def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
+             first: int) -> tuple[float, float]:
+    """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
+    most BOUND_SOLVES more solves where they lower it, and the bounds that need
+    no solve: ``(bound, lam)`` (``lam`` is ``nan`` for a bound without a solve).
+    The trials from ``first`` on are this search's."""
+    d, floor = solver.d, solver.outside
+    B, whole = covers
+    budget = BOUND_WORK * _work(solver.trials[first:])
+    start = len(solver.trials)
+
+    def cuts() -> list[_ksparse.Cut]:
+        return [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
+                if t.lam >= floor and math.isfinite(t.upper_bound)]
+
+    extra: list[_ksparse.Cut] = []
+    free = _ksparse.diagonal_bound(d, k, floor)
+    if whole:
+        free = min(free, _ksparse.gershgorin_bound(B, k))
+        if B.shape[0] <= EIG_BOUND_MAX:
+            lmax, v = _ksparse.top_eig(B)
+            extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
+    ceil = float(d.max())
+    # A large operator is formed only over the features surviving at the
+    # lowest lam solved: probes stay above it (a lower one would form more).
+    low = floor
+    if 0 <= solver._lam_block < math.inf:
+        low = max(floor, solver._lam_block)
+    for _ in range(BOUND_SOLVES):
+        if _work(solver.trials[start:]) > budget:
+            break
+        lam = _ksparse.next_probe(cuts() + extra, k, low, ceil, BOUND_RTOL)
+        if lam is None:
+            break
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EmptyProblemWarning)
+            solver.solve(lam, BOUND_TOL, BOUND_SWEEPS, role="bound")
+    bound, lam = _ksparse.bound_from_cuts(cuts() + extra, k)
+    if free <= bound:
+        return free, math.nan
+    return bound, lam
 
 
 def _solver_options(max_qp_passes: Any, qp_tol: Any, qp_finish: Any) -> dict[str, Any]:
@@ -637,17 +854,21 @@ def dspca_cardinality(
     qp_finish: bool = True,
     verbose: bool = False,
 ) -> CardinalityResult:
-    r"""DSPCA with a target number ``k`` of nonzero loadings.
+    r"""A sparse component with exactly ``k`` nonzero loadings, and a certificate.
 
-    Finds a penalty ``lam`` at which the DSPCA relaxation
+    Looks for the largest variance ``x' Sigma x`` over unit ``x`` with ``k``
+    nonzeros (NP-hard) through the DSPCA relaxation
 
     .. code-block:: text
 
         phi(lam) = max  Tr(Sigma Z) - lam * sum_ij |Z_ij|   over Z PSD, Tr Z = 1
 
-    solved by :func:`spca.dspca_bca` (with safe feature elimination) has
-    exactly ``k`` nonzero loadings, or the nearest cardinality reachable, and
-    says which.
+    solved by :func:`spca.dspca_bca` (with safe feature elimination): it
+    searches a penalty ``lam`` whose solution has exactly ``k`` nonzeros,
+    builds a support of exactly ``k`` features from what the search saw when
+    the relaxation's path jumps over ``k``, improves it by swaps, and
+    returns the leading eigenvector of ``Sigma`` on it with a certified upper
+    bound on the best ``k``-sparse variance.
 
     Parameters
     ----------
@@ -678,9 +899,13 @@ def dspca_cardinality(
     Returns
     -------
     result : CardinalityResult
-        ``result.result`` is the :class:`~spca.DSPCAResult` at ``result.lam``
-        (caller's feature order); ``exact`` says whether it has ``k``
-        nonzeros, ``message`` why not; ``trials`` lists
+        ``support`` (exactly ``k`` features), ``loadings`` (the leading
+        eigenvector of ``Sigma`` on it), ``explained_variance``, ``origin``
+        (how the support was obtained), ``variance_upper_bound`` and
+        ``certified_ratio``; ``result`` is the relaxation's
+        :class:`~spca.DSPCAResult` at ``lam`` (``relaxation_exact`` says
+        whether it has ``k`` nonzeros, ``relaxation_loadings`` are its own),
+        ``message`` how the search ended; ``trials`` lists
         ``(lam, cardinality, sweeps, seconds, ...)`` of every solve.
 
     Raises
@@ -692,13 +917,38 @@ def dspca_cardinality(
     TypeError
         If ``k`` is not an integer.
 
-    Warns
-    -----
-    ConvergenceWarning
-        If the returned solve did not reach ``tol``.
-
     Notes
     -----
+    *Exactly k.* When a solve has ``k`` nonzeros its support is the start
+    (``origin="relaxation"``). When the relaxation's cardinality jumps over
+    ``k`` (from ``c_hi < k`` to ``c_lo > k`` within ``lam_rtol``, or
+    ``max_solves`` ran out), the support of ``c_hi`` nonzeros is grown
+    greedily (each time adding the feature that most raises the largest
+    eigenvalue) and the support of ``c_lo`` is pruned (each time removing
+    the feature that lowers it least); forward greedy selection from
+    scratch is a further start for ``k <= 64``. Each start is improved by
+    swaps (one feature out, one in, while the largest eigenvalue grows, for
+    ``k <= 64``) and the best is returned; ``origin`` says which (e.g.
+    ``"grown from 12+1 swap"``). The candidates are the features of the
+    block the search formed (every feature of positive variance for
+    ``n_features <= 2048``), and a candidate move costs no eigensolve of its
+    own (see ``spca._ksparse``). That the relaxation's solve at ``lam``
+    stopped short of ``tol`` is said in ``message`` (no warning: the
+    returned support does not rely on it).
+
+    *Certificate.* For every ``lam >= 0`` and unit ``x`` with at most ``k``
+    nonzeros, ``x' Sigma x <= phi(lam) + lam k``, since
+    ``||x||_1^2 <= card(x)`` for unit ``x`` and ``Z = x x'`` is feasible
+    (Theorem 1 elimination is exact for ``phi``). Every solve's certified
+    ``upper_bound`` is such a cut; ``variance_upper_bound`` is the smallest,
+    after at most a few more solves placed by the subgradient
+    ``k - sum |Z*_ij|`` of the convex ``phi(lam) + lam k`` (their work is
+    capped at half the search's), and never above the sum of the ``k``
+    largest variances or (for ``n_features <= 2048``) the largest row sum of
+    the diagonal and ``k - 1`` largest off-diagonal magnitudes. The best
+    ``k``-sparse variance lies between ``explained_variance`` and
+    ``variance_upper_bound``.
+
     *Bracket.* By Theorem 1 at most ``#{i : Sigma_ii > lam}`` features
     survive, so ``hi = v_(k)``, the ``k``-th largest variance, has fewer than
     ``k`` nonzeros without a solve. ``lam`` is then lowered until a solve has
@@ -721,8 +971,8 @@ def dspca_cardinality(
     It localises one crossing of ``k``: a band of ``lam`` with exactly ``k``
     nonzeros elsewhere on the path may be missed.
 
-    *Not exact.* The nearest cardinality among all solves is returned, on
-    ties the smaller one (``k`` is read as a budget).
+    *Not exact.* ``result`` is then the solve of nearest cardinality, on
+    ties the smaller one.
 
     *Cost.* Each solve is warm-started from the solution at the nearest
     ``lam`` solved so far (:func:`spca.dspca_bca` with ``X0=``), and works on
@@ -736,8 +986,10 @@ def dspca_cardinality(
     >>> F = rng.standard_normal((200, 30))
     >>> F[:, :6] += 2 * rng.standard_normal((200, 1))
     >>> res = dspca_cardinality(F.T @ F / 200, k=4)
-    >>> res.exact, res.cardinality
-    (True, 4)
+    >>> res.cardinality, res.origin
+    (4, 'relaxation')
+    >>> bool(res.explained_variance <= res.variance_upper_bound)
+    True
     """
     k = check_int(k, "k")
     tol = check_tol(tol)
@@ -755,3 +1007,181 @@ def dspca_cardinality(
     return _search(cov, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                    lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                    verbose=verbose)
+
+
+@dataclass(frozen=True, repr=False)
+class CardinalityPath:
+    """Result of :func:`cardinality_path`: one k-sparse component per ``k``.
+
+    Attributes
+    ----------
+    ks : ndarray of int
+        The cardinalities, ascending.
+    results : tuple of CardinalityResult
+        One per ``k`` (its ``trials`` are the solves its own search made).
+    n_solves : int
+        Number of DSPCA solves for the whole path (shared by all ``k``).
+    seconds : float
+        Wall time of the whole path.
+    """
+
+    ks: NDArray[np.intp]
+    results: tuple[CardinalityResult, ...]
+    n_solves: int
+    seconds: float
+
+    @property
+    def supports(self) -> list[NDArray[np.intp]]:
+        """Support of each ``k``."""
+        return [r.support for r in self.results]
+
+    @property
+    def variances(self) -> NDArray[np.float64]:
+        """Explained variance of each ``k``-sparse component."""
+        return np.array([r.explained_variance for r in self.results])
+
+    @property
+    def variance_upper_bounds(self) -> NDArray[np.float64]:
+        """Certified upper bound on the best ``k``-sparse variance, per ``k``."""
+        return np.array([r.variance_upper_bound for r in self.results])
+
+    @property
+    def certified_ratios(self) -> NDArray[np.float64]:
+        """``variances / variance_upper_bounds``."""
+        return np.array([r.certified_ratio for r in self.results])
+
+    @property
+    def lambdas(self) -> NDArray[np.float64]:
+        """The relaxation's ``lam`` of each ``k``."""
+        return np.array([r.lam for r in self.results])
+
+    def plot(self, ax: Any = None, *, label: str | None = "k-sparse component") -> Any:
+        """Variance against ``k``, with a band up to the certified bound.
+
+        The best ``k``-sparse variance lies in the band; needs matplotlib.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure's axes).
+        label : str or None, default="k-sparse component"
+            Legend label of the variance curve.
+
+        Returns
+        -------
+        ax : matplotlib.axes.Axes
+
+        Raises
+        ------
+        ImportError
+            If matplotlib is not installed.
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError(
+                "CardinalityPath.plot needs matplotlib (pip install matplotlib)"
+            ) from exc
+        if ax is None:
+            _, ax = plt.subplots()
+        ks, v, ub = self.ks, self.variances, self.variance_upper_bounds
+        ax.fill_between(ks, v, ub, alpha=0.25, step=None,
+                        label="up to the certified bound")
+        ax.plot(ks, v, marker="o", label=label)
+        ax.plot(ks, ub, linestyle="--", linewidth=1, color="0.4")
+        ax.set_xlabel("number of nonzero loadings k")
+        ax.set_ylabel("explained variance")
+        ax.legend()
+        return ax
+
+    def __repr__(self) -> str:
+        lines = [f"CardinalityPath({self.ks.size} cardinalities, {self.n_solves} solves, "
+                 f"time={self.seconds:.3g}s)"]
+        for r in self.results:
+            lines.append(f"  k={r.k:<4d} variance={r.explained_variance:.6g}  "
+                         f"bound={r.variance_upper_bound:.6g}  ratio={r.certified_ratio:.4f}  "
+                         f"{r.origin}")
+        return "\n".join(lines)
+
+
+def cardinality_path(
+    Sigma: ArrayLike,
+    ks: Any,
+    *,
+    tol: float = 1e-6,
+    max_solves: int = 40,
+    lam_rtol: float = 1e-4,
+    max_sweeps: int = 500,
+    verbose: bool = False,
+) -> CardinalityPath:
+    """The best variance found and its certified bound for several cardinalities.
+
+    Runs :func:`dspca_cardinality` for every ``k`` of ``ks`` with one solver:
+    each search is warm-started from the solves of the others, and every
+    solve of any ``k`` is a cut of every ``k``'s certificate
+    ``min_lam U(lam) + lam k``.
+
+    Parameters
+    ----------
+    Sigma : array-like or scipy.sparse matrix of shape (n_features, n_features)
+        Symmetric positive semidefinite covariance matrix (not modified).
+    ks : int or iterable of int
+        Cardinalities, each in ``[1, number of features of positive variance]``
+        (duplicates are dropped; computed in ascending order).
+    tol, max_solves, lam_rtol, max_sweeps, verbose :
+        As for :func:`dspca_cardinality` (``max_solves`` per ``k``).
+
+    Returns
+    -------
+    path : CardinalityPath
+        ``ks``, ``supports``, ``variances``, ``variance_upper_bounds``,
+        ``certified_ratios``, ``lambdas``, the per-``k`` ``results`` and a
+        :meth:`~CardinalityPath.plot` helper.
+
+    Raises
+    ------
+    ValueError
+        For an empty ``ks``, a ``k`` outside the range above, or invalid
+        ``Sigma`` or options (as :func:`dspca_cardinality`).
+    TypeError
+        If a ``k`` is not an integer.
+
+    Examples
+    --------
+    >>> from spca import cardinality_path
+    >>> from spca.datasets import load_pitprops
+    >>> path = cardinality_path(load_pitprops().correlation, [2, 5, 8])
+    >>> [int(s.size) for s in path.supports]
+    [2, 5, 8]
+    >>> bool((path.variances <= path.variance_upper_bounds).all())
+    True
+    """
+    t0 = time.perf_counter()
+    values = [ks] if isinstance(ks, int | np.integer) else list(ks)
+    if not values:
+        raise ValueError("ks must hold at least one cardinality, got none")
+    karr = np.unique([check_int(k, "k") for k in values]).astype(np.intp)
+    tol = check_tol(tol)
+    max_solves = check_int(max_solves, "max_solves")
+    lam_rtol = check_positive(lam_rtol, "lam_rtol")
+    max_sweeps = check_int(max_sweeps, "max_sweeps")
+    options = _solver_options(5, 1e-3, True)
+    cov = _MatrixCovariance(Sigma)
+    if karr[-1] > cov.n:
+        raise ValueError(f"k must be <= n_features = {cov.n}, got k={int(karr[-1])}")
+    _check_psd_once(cov)
+    solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
+    results = [_search(cov, int(k), tol=tol, search_tol=tol, max_solves=max_solves,
+                       lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
+                       verbose=verbose, solver=solver) for k in karr]
+    # The solves of the later searches are cuts of the earlier ones too.
+    cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
+            if t.lam >= solver.outside and math.isfinite(t.upper_bound)]
+    final = []
+    for r in results:
+        bound, lam = _ksparse.bound_from_cuts(cuts, r.k)
+        if bound < r.variance_upper_bound:
+            r = dataclasses.replace(r, variance_upper_bound=bound, bound_lam=lam)
+        final.append(r)
+    return CardinalityPath(ks=karr, results=tuple(final), n_solves=len(solver.trials),
+                           seconds=time.perf_counter() - t0)

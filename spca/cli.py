@@ -121,7 +121,8 @@ def _table(res: Any, markdown: bool) -> str:
     for i, t in enumerate(topics):
         lines.append(
             f"{_ordinal(i + 1)} PC: lam={t.lam:.6g} reduced size={t.reduced_size} "
-            f"explained variance={t.explained_variance:.6g} gap={t.gap:.1e}"
+            f"explained variance={t.explained_variance:.6g} gap={t.gap:.1e} "
+            f"certified ratio={t.certified_ratio:.4f}"
             + (f" ({t.note})" if t.note else "")
         )
     if res.message:
@@ -133,11 +134,12 @@ def _csv(res: Any) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["component", "rank", "word", "loading", "lam", "reduced_size",
-                "explained_variance", "gap"])
+                "explained_variance", "gap", "variance_upper_bound", "certified_ratio"])
     for i, t in enumerate(res.topics):
         for r, (word, load) in enumerate(zip(t.words, t.loadings, strict=True)):
             w.writerow([i + 1, r + 1, word, f"{load:.10g}", f"{t.lam:.10g}",
-                        t.reduced_size, f"{t.explained_variance:.10g}", f"{t.gap:.3e}"])
+                        t.reduced_size, f"{t.explained_variance:.10g}", f"{t.gap:.3e}",
+                        f"{t.variance_upper_bound:.10g}", f"{t.certified_ratio:.6f}"])
     return buf.getvalue()
 
 

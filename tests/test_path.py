@@ -34,20 +34,29 @@ def check_result(res: CardinalityResult, Sigma: np.ndarray, k: int) -> None:
     assert res.k == k
     assert res.trials and all(isinstance(t, LamTrial) for t in res.trials)
     assert res.result.n_features == n and res.loadings.shape == (n,)
-    assert res.cardinality == np.count_nonzero(res.loadings)
+    # Exactly k features, always; the loadings are the leading eigenvector on them.
+    assert res.cardinality == k == res.support.size and res.exact
+    assert np.count_nonzero(res.loadings) == k
     np.testing.assert_array_equal(res.support, np.flatnonzero(res.loadings))
-    # Theorem 1: only features with variance > lam can be selected.
-    assert np.all(np.diag(Sigma)[res.support] > res.lam)
-    assert res.gap <= 1e-6 and res.converged
-    # The result is the solve at its lam: same objective as a fresh solve.
-    fresh = spca.dspca_bca(Sigma, res.lam)
-    assert res.objective == pytest.approx(fresh.objective, rel=1e-5)
-    if res.exact:
-        assert res.cardinality == k
+    vals, vecs = np.linalg.eigh(Sigma[np.ix_(res.support, res.support)])
+    assert res.explained_variance == pytest.approx(vals[-1], rel=1e-10)
+    assert res.loadings @ Sigma @ res.loadings == pytest.approx(vals[-1], rel=1e-10)
+    assert res.explained_variance <= res.variance_upper_bound * (1 + 1e-9)
+    assert 0 < res.certified_ratio <= 1 + 1e-9
+    # Theorem 1: only features with variance > lam can be in the relaxation's support.
+    assert np.all(np.diag(Sigma)[res.relaxation_support] > res.lam)
+    np.testing.assert_array_equal(res.relaxation_loadings, res.result.loadings)
+    if res.relaxation_exact:
+        assert res.relaxation_support.size == k
         assert "exactly" in res.message
+        assert res.gap <= 1e-6 and res.converged
+        # The result is the solve at its lam: same objective as a fresh solve.
+        fresh = spca.dspca_bca(Sigma, res.lam)
+        assert res.objective == pytest.approx(fresh.objective, rel=1e-5)
     else:
-        assert res.cardinality != k
+        assert res.relaxation_support.size != k
         assert "no lam gives exactly" in res.message or "max_solves" in res.message
+        assert res.origin.startswith(("grown from", "pruned from", "greedy"))
 
 
 @pytest.mark.parametrize("make", [gaussian_cov, spiked_cov])
@@ -59,7 +68,7 @@ def test_every_k(make, seed):
     for k in range(1, n + 1, 3):
         res = dspca_cardinality(Sigma, k)
         check_result(res, Sigma, k)
-        n_exact += res.exact
+        n_exact += res.relaxation_exact
     assert n_exact >= math.ceil(0.8 * len(range(1, n + 1, 3)))
 
 
@@ -67,17 +76,20 @@ def test_theorem1_bracket_and_trials():
     Sigma = spiked_cov(3)
     k = 4
     res = dspca_cardinality(Sigma, k)
-    assert res.exact
+    assert res.relaxation_exact
     v = np.sort(np.diag(Sigma))[::-1]
     # Every lam tried is below the k-th largest variance (above it < k survive).
     assert all(t.lam < v[k - 1] for t in res.trials)
-    assert res.trials[-1].lam == res.lam and res.trials[-1].cardinality == k
+    search = [t for t in res.trials if t.role == "search"]
+    assert search[-1].lam == res.lam and search[-1].cardinality == k
+    assert all(t.role in ("search", "bound") for t in res.trials)
+    assert all(t.upper_bound >= 0 and t.l1_norm >= 1 - 1e-9 for t in res.trials)
     assert res.n_solves == len(res.trials)
     assert res.n_sweeps == sum(t.sweeps for t in res.trials) > 0
     assert res.seconds >= sum(t.seconds for t in res.trials) * 0.5
     lo, hi = res.bracket
     assert hi <= v[k - 1]
-    assert "exact" in repr(res) and f"k={k}" in repr(res)
+    assert "certified_ratio" in repr(res) and f"k={k}" in repr(res)
 
 
 def correlation(seed: int) -> np.ndarray:
@@ -91,7 +103,7 @@ def test_correlation_matrix_all_variances_tied(k):
     R = correlation(5)
     res = dspca_cardinality(R, k)
     check_result(res, R, k)
-    assert res.exact
+    assert res.relaxation_exact
 
 
 @pytest.mark.parametrize("k", [5, 6])
@@ -109,9 +121,12 @@ def test_duplicated_features_jump_is_reported():
     A[:, 1] *= 3.0
     Sigma = A.T @ A / 100
     res = dspca_cardinality(Sigma, 1)
-    assert not res.exact
-    assert res.cardinality == 2
-    assert set(res.support.tolist()) == {0, 1}
+    assert not res.relaxation_exact
+    assert set(res.relaxation_support.tolist()) == {0, 1}
+    # ... but the answer has exactly one feature, one of the two.
+    assert res.cardinality == 1 and res.support[0] in (0, 1)
+    assert res.explained_variance == pytest.approx(Sigma[0, 0])
+    assert res.certified_ratio == pytest.approx(1.0)  # k = 1: max variance, exact
     assert "no lam gives exactly k=1" in res.message
     lo, hi = res.bracket
     assert hi / lo - 1 <= 1e-4
@@ -135,17 +150,18 @@ def test_does_not_modify_input():
 def test_search_tol_reconfirms_at_tol():
     Sigma = gaussian_cov(4)
     res = dspca_cardinality(Sigma, 5, search_tol=1e-2)
-    assert res.result.tol == 1e-6
-    assert res.trials[-1].tol == 1e-6
-    if res.exact:
-        assert res.cardinality == 5
+    if res.relaxation_exact:
+        assert res.result.tol == 1e-6
+        assert [t for t in res.trials if t.role == "search"][-1].tol == 1e-6
+    assert res.cardinality == 5
 
 
 def test_max_solves_cap():
     Sigma = gaussian_cov(1, n=30)
     res = dspca_cardinality(Sigma, 17, max_solves=1)
-    assert res.n_solves <= 2
-    if not res.exact:
+    assert sum(t.role == "search" for t in res.trials) <= 2
+    assert res.cardinality == 17
+    if not res.relaxation_exact:
         assert "max_solves=1" in res.message
 
 
@@ -201,7 +217,7 @@ def test_bad_sigma():
 def scripted(card_of_lam, n: int = 12):
     """A _Solver.solve replacement whose cardinality is card_of_lam(lam)."""
 
-    def solve(self, lam, tol, max_sweeps=None):
+    def solve(self, lam, tol, max_sweeps=None, role="search"):
         c = card_of_lam(lam)
         x = np.zeros(n)
         x[:c] = 1.0 / np.sqrt(c) if c else 0.0
@@ -212,7 +228,7 @@ def scripted(card_of_lam, n: int = 12):
             kept=np.arange(n, dtype=np.intp), n_features=n, eliminate=True, n_sweeps=1,
             n_qp_passes=0, primal="fake", dual="fake", timings={"total": 0.0}, history=(),
         )
-        self.trials.append(LamTrial(lam, c, 1, 0.0, 0.0, n, tol))
+        self.trials.append(LamTrial(lam, c, 1, 0.0, 0.0, n, tol, 1.0, 1.0, role))
         return res
 
     return solve
@@ -240,8 +256,9 @@ def non_monotone(lam: float) -> int:
 def test_non_monotone_ends_exact_or_at_a_crossing(monkeypatch):
     for k in (2, 3, 4, 6, 7, 8):
         res = run_scripted(monkeypatch, non_monotone, k)
-        if res.exact:
-            assert non_monotone(res.lam) == k == res.cardinality
+        assert res.cardinality == k
+        if res.relaxation_exact:
+            assert non_monotone(res.lam) == k == res.result.support.size
         else:
             # The bracket kept card > k at lo and < k at hi while it shrank.
             lo, hi = res.bracket
@@ -251,9 +268,10 @@ def test_non_monotone_ends_exact_or_at_a_crossing(monkeypatch):
 
 def test_non_monotone_jump_reports_nearest(monkeypatch):
     res = run_scripted(monkeypatch, non_monotone, 5)
-    assert not res.exact
+    assert not res.relaxation_exact
     # Nearest cardinalities are 6 and 3 or 9 ... |6 - 5| = 1 wins.
-    assert res.cardinality == 6
+    assert res.result.support.size == 6
+    assert res.cardinality == 5
     lo, hi = res.bracket
     assert hi / lo - 1 <= 1e-6
     assert "jumps" in res.message
@@ -261,15 +279,17 @@ def test_non_monotone_jump_reports_nearest(monkeypatch):
 
 def test_unreachable_cardinality_at_lam_zero(monkeypatch):
     res = run_scripted(monkeypatch, lambda lam: 2 if lam > 0.1 else 4, 7)
-    assert not res.exact
-    assert res.cardinality == 4
+    assert not res.relaxation_exact
+    assert res.result.support.size == 4
+    assert res.cardinality == 7 and res.origin.startswith(("grown from 4", "greedy"))
     assert any(t.lam == 0.0 for t in res.trials)
     assert "at most 4 nonzero loadings are reachable" in res.message
 
 
 def test_ties_prefer_sparser(monkeypatch):
     res = run_scripted(monkeypatch, lambda lam: 6 if lam < 0.4 else 4, 5)
-    assert not res.exact and res.cardinality == 4
+    assert not res.relaxation_exact and res.result.support.size == 4
+    assert res.cardinality == 5
 
 
 @pytest.mark.parametrize("once_max", [2048, 0])
@@ -292,7 +312,7 @@ def test_bracketing_solves_cut_short_still_give_a_certified_answer(monkeypatch):
     ref = spca.dspca_cardinality(S, 6)
     monkeypatch.setattr("spca._path.SEARCH_SWEEPS", 1)
     cut = spca.dspca_cardinality(S, 6)
-    assert ref.exact and cut.exact
+    assert ref.relaxation_exact and cut.relaxation_exact
     assert cut.converged and cut.gap <= 1e-6
     assert cut.result.n_sweeps >= 1
     assert cut.objective <= cut.upper_bound
@@ -352,7 +372,7 @@ def test_solver_restricted_to_relevant_blocks_matches_full_solves(seed, storage,
     monkeypatch.setattr("spca._path.RESTRICT_FRACTION", 1.0)
     monkeypatch.setattr("spca._bca.RESTRICT_FRACTION", 1.0)
     plain = dspca_cardinality(Sigma, 4)
-    assert got.exact == plain.exact
+    assert got.relaxation_exact == plain.relaxation_exact
     np.testing.assert_array_equal(got.support, plain.support)
     assert got.lam == pytest.approx(plain.lam, rel=1e-3)
     np.testing.assert_array_equal(got.result.kept, np.flatnonzero(d > got.lam))

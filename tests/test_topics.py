@@ -111,13 +111,22 @@ def test_cli_formats(files, fmt, capsys):
         data = json.loads(out.out)
         assert len(data["components"]) == 2
         assert any(set(c["words"]) == planted for c in data["components"])
+        for c in data["components"]:
+            assert c["explained_variance"] <= c["variance_upper_bound"] * (1 + 1e-9)
+            assert c["certified_ratio"] == pytest.approx(
+                c["explained_variance"] / c["variance_upper_bound"])
+            assert c["origin"]
     elif fmt == "csv":
         rows = out.out.strip().splitlines()
         assert rows[0].startswith("component,rank,word,loading")
+        assert rows[0].endswith(",variance_upper_bound,certified_ratio")
         assert len(rows) == 1 + 2 * 4
+        ratio = float(rows[1].split(",")[-1])
+        assert 0 < ratio <= 1 + 1e-9
     else:
         assert "1st PC (4 words)" in out.out and "2nd PC (4 words)" in out.out
         assert all(w in out.out for w in planted)
+        assert out.out.count("certified ratio=") == 2
         if fmt == "markdown":
             assert out.out.startswith("| 1st PC")
 

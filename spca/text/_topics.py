@@ -17,6 +17,14 @@ The pipeline is the paper's (Section 4), made exact:
 Deflation only lowers variances (Schur complement) or leaves the variances of
 words outside a support unchanged (projection, removal), so the check on the
 original variances is sufficient for every deflation method.
+
+Each word list has exactly ``cardinality`` words (see
+:func:`spca.dspca_cardinality`): the relaxation's, or one built from the
+relaxation's neighbouring supports, improved by swaps among the candidate
+words.  Its certified bound (``variance_upper_bound``) uses only the solves
+at a ``lam`` above the largest variance left out of the candidates, where
+Theorem 1 removes every left-out word, so it bounds the best list over the
+whole vocabulary.
 """
 
 from __future__ import annotations
@@ -59,9 +67,18 @@ class Topic:
     converged : bool
         Whether the gap reached ``tol``.
     exact_cardinality : bool
-        Whether the target number of words was reached.
+        Whether the word list has the target number of words.
     note : str
-        Why not, when it was not (from the cardinality search).
+        How the word list was obtained when the relaxation alone did not give
+        the target number of words (from the cardinality search).
+    variance_upper_bound : float
+        Certified upper bound on the variance of any list of at most
+        ``cardinality`` words, on the covariance deflated by the earlier
+        topics (for the whole vocabulary, not only the candidate words).
+    certified_ratio : float
+        ``explained_variance / variance_upper_bound``.
+    origin : str
+        How the word list was obtained (:attr:`spca.CardinalityResult.origin`).
     """
 
     words: list[str]
@@ -76,6 +93,9 @@ class Topic:
     converged: bool
     exact_cardinality: bool
     note: str = ""
+    variance_upper_bound: float = float("nan")
+    certified_ratio: float = float("nan")
+    origin: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -92,6 +112,9 @@ class Topic:
             "converged": bool(self.converged),
             "exact_cardinality": bool(self.exact_cardinality),
             "note": self.note,
+            "variance_upper_bound": float(self.variance_upper_bound),
+            "certified_ratio": float(self.certified_ratio),
+            "origin": self.origin,
         }
 
 
@@ -265,10 +288,15 @@ def sparse_topics(
         C = candidate_covariance(source, words, transform, normalize, stats=stats,
                                  progress=progress, backend=backend, client=client)
         tb = time.perf_counter()
+        cov = _MatrixCovariance.formed(C)
+        # Every word left out of the candidates has variance at most this: the
+        # certificate only uses the solves at lam >= it (where Theorem 1
+        # eliminates those words, so the bound holds for the whole vocabulary).
+        cov.outside_variance = float(var[order[N]]) if N < positive else 0.0
         # Warnings of a round that is followed by a larger one are dropped.
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            comps = sparse_components(_MatrixCovariance.formed(C), n_components,
+            comps = sparse_components(cov, n_components,
                                       cardinality=cardinality,
                                       deflation=deflation, tol=tol, refit=refit,
                                       verbose=verbose)
@@ -304,7 +332,11 @@ def sparse_topics(
             gap=float(comp.gap),
             converged=bool(comp.converged),
             exact_cardinality=comp.support.size == cardinality,
-            note="" if comp.search is None or comp.search.exact else comp.search.message,
+            note=("" if comp.search is None or comp.search.relaxation_exact
+                  else comp.search.message),
+            variance_upper_bound=float(comp.variance_upper_bound),
+            certified_ratio=float(comp.certified_ratio),
+            origin=comp.origin,
         ))
     total_var = float(var.sum())
     cum = comps.explained.cumulative[-1] if len(comps.components) else 0.0

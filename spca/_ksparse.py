@@ -1,0 +1,389 @@
+"""Exactly ``k`` nonzero loadings: supports built, improved and certified.
+
+The cardinality-constrained problem
+
+.. code-block:: text
+
+    psi_k = max  x' Sigma x   over ||x||_2 = 1, card(x) <= k
+
+is NP-hard.  The DSPCA relaxation at a searched ``lam`` proposes a support;
+this module turns what the search saw into a support of exactly ``k``
+features and says how good it is:
+
+* :class:`_Pool` works on a dense block ``B`` of the covariance over a pool
+  of candidate features.  It grows a support greedily (add the feature that
+  most raises the largest eigenvalue), prunes one (remove the feature whose
+  removal costs the least), and improves one by *swaps* (one feature out,
+  one in, while the largest eigenvalue grows).  Every candidate move is
+  scored by the largest eigenvalue of a *bordered* matrix
+  ``[[A, b], [b', c]]`` from one eigendecomposition of ``A``: in the
+  eigenbasis ``(mu_i, u_i)`` of ``A`` it is the largest root of the secular
+  equation ``lambda - c = sum_i (u_i' b)^2 / (lambda - mu_i)``, solved for
+  all candidates at once; candidates whose two-by-two bound
+  (``mu_i`` replaced by ``max mu``) cannot beat the best move so far are
+  dropped before the root is found.  No candidate needs an eigensolve of
+  its own.
+* :func:`bound_from_cuts` is the certificate.  For every ``lam >= 0`` and
+  every unit ``x`` with ``card(x) <= k``,
+  ``x' Sigma x <= psi0(lam) + lam k <= phi(lam) + lam k`` where ``psi0`` is
+  the ``l0``-penalised problem and ``phi`` any certified upper bound of the
+  DSPCA problem at ``lam`` (the solver's ``upper_bound``; Theorem 1
+  elimination is exact for ``phi``, and ``||x||_1^2 <= card(x)`` for unit
+  ``x``).  So every solve is a *cut* ``g(lam) = U(lam) + lam k``, and the
+  smallest one bounds ``psi_k``.  ``g`` is convex in ``lam`` with
+  subgradient ``k - sum_ij |Z*_ij|``, which :func:`next_probe` uses to place
+  a few more solves where they can lower the bound.  Two bounds that need
+  no solve are added: the sum of the ``k`` largest variances
+  (``lambda_max <= trace``) and, when the whole covariance is at hand, the
+  largest row sum of the ``k - 1`` largest off-diagonal magnitudes plus the
+  diagonal (Gershgorin on any ``k x k`` principal block; exact for
+  ``k = 1``).
+
+The pool, the moves and the order of the starts are heuristics: only the
+certificate says how far from ``psi_k`` an answer can be.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__: list[str] = []
+
+# Relative improvement a swap must bring to be taken (guards against cycling
+# on rounding).
+SWAP_RTOL = 1e-10
+# Supports larger than this consider only the SWAP_OUT features of smallest
+# |loading| for removal in a swap (each removal costs one eigensolve of the
+# remaining block).
+SWAP_OUT = 32
+# Cap on the number of swaps of one local search.
+MAX_SWAPS = 200
+# Pruning removes the feature of least cost exactly up to this support size,
+# and the feature of smallest |loading| above it.
+PRUNE_EXACT = 48
+# Growing adds several features per eigensolve from this support size on.
+BATCH_FROM = 64
+# Iterations of the vectorised secular-equation solver (safeguarded Newton
+# steps; each keeps a bracket of the root).
+SECULAR_ITER = 60
+SECULAR_RTOL = 1e-13
+
+
+def top_eig(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    """Largest eigenvalue of the symmetric ``A`` and its unit eigenvector,
+    largest-magnitude entry positive."""
+    w, V = np.linalg.eigh(A)
+    v = V[:, -1]
+    if v[np.argmax(np.abs(v))] < 0:
+        v = -v
+    return float(w[-1]), v
+
+
+def bordered_top(mu: NDArray[np.float64], W2: NDArray[np.float64],
+                 c: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Largest eigenvalue of ``[[diag(mu), w_j], [w_j', c_j]]`` for every column ``j``.
+
+    Parameters
+    ----------
+    mu : ndarray of shape (s,)
+        Eigenvalues of ``A`` (any order).
+    W2 : ndarray of shape (s, m)
+        Squared coordinates ``(u_i' b_j)^2`` of each border ``b_j`` in the
+        eigenbasis of ``A``.
+    c : ndarray of shape (m,)
+        Corner entries ``c_j``.
+
+    Returns
+    -------
+    values : ndarray of shape (m,)
+        The largest root of ``f(x) = x - c - sum_i W2_ij / (x - mu_i)`` on
+        ``[max(max mu, c), inf)`` (``max(max mu, c)`` when ``b_j`` is
+        orthogonal to the top eigenvectors and ``c`` is smaller).
+    """
+    if mu.size == 0:
+        return c.astype(np.float64, copy=True)
+    top = float(mu.max())
+    nb2 = W2.sum(axis=0)
+    lo = np.maximum(top, c)
+    # Replacing every mu_i by top gives a 2 x 2 problem whose larger
+    # eigenvalue bounds the root from above.
+    hi = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * nb2))
+    hi = np.maximum(hi, lo)
+    x = hi.copy()
+    scale = max(abs(top), float(np.max(np.abs(hi))), np.finfo(float).tiny)
+    mu_col = mu[:, None]
+    for _ in range(SECULAR_ITER):
+        den = x - mu_col
+        open_ = x > lo
+        den = np.where(den > 0, den, np.inf)
+        t = W2 / den
+        f = x - c - t.sum(axis=0)
+        fp = 1.0 + (t / den).sum(axis=0)
+        pos = f >= 0
+        hi = np.where(pos, x, hi)
+        lo = np.where(pos | ~open_, lo, x)
+        newton = x - f / fp
+        inside = (newton >= lo) & (newton <= hi)
+        x_new = np.where(inside, newton, 0.5 * (lo + hi))
+        step = np.abs(x_new - x)
+        x = x_new
+        if float(np.max(step, initial=0.0)) <= SECULAR_RTOL * scale:
+            break
+    return np.maximum(x, lo)
+
+
+class Moves(NamedTuple):
+    """A support and how it was reached."""
+
+    support: NDArray[np.intp]  # pool positions, sorted
+    variance: float
+    swaps: int
+
+
+class _Pool:
+    """Local moves over the dense block ``B`` of a pool of candidate features.
+
+    Supports are arrays of positions in the pool.  Only features of
+    positive variance (``B_ii > 0``) ever enter a support.
+    """
+
+    def __init__(self, B: NDArray[np.float64]) -> None:
+        self.B = B
+        self.d = np.ascontiguousarray(np.diag(B))
+        self.m = B.shape[0]
+        self.usable = self.d > 0
+
+    def variance(self, S: NDArray[np.intp]) -> float:
+        return top_eig(self.B[np.ix_(S, S)])[0] if S.size else 0.0
+
+    def _outside(self, S: NDArray[np.intp]) -> NDArray[np.intp]:
+        mask = self.usable.copy()
+        mask[S] = False
+        return np.flatnonzero(mask)
+
+    def _best_addition(self, R: NDArray[np.intp], C: NDArray[np.intp],
+                       floor: float) -> tuple[int, float]:
+        """The candidate of ``C`` whose addition to ``R`` gives the largest
+        top eigenvalue, if above ``floor``: ``(position, value)``, else
+        ``(-1, floor)``."""
+        if C.size == 0:
+            return -1, floor
+        c = self.d[C]
+        if R.size == 0:
+            j = int(np.argmax(c))
+            return (int(C[j]), float(c[j])) if c[j] > floor else (-1, floor)
+        mu, U = np.linalg.eigh(self.B[np.ix_(R, R)])
+        W = U.T @ self.B[np.ix_(R, C)]
+        W2 = W * W
+        top = float(mu[-1])
+        # Two 2 x 2 problems bracket each candidate's value: the top
+        # eigenvector's coupling alone (a Rayleigh quotient, from below) and
+        # every mu_i replaced by top (from above).  A candidate whose upper
+        # bound is below the best lower bound cannot win.
+        lower = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * W2[-1]))
+        floor = max(floor, float(lower.max()) * (1.0 - 1e-12))
+        bound = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * W2.sum(axis=0)))
+        keep = np.flatnonzero(bound > floor)
+        if keep.size == 0:
+            return -1, floor
+        vals = bordered_top(mu, W2[:, keep], c[keep])
+        j = int(np.argmax(vals))
+        if vals[j] > floor:
+            return int(C[keep[j]]), float(vals[j])
+        return -1, floor
+
+    def grow(self, S: NDArray[np.intp], k: int) -> NDArray[np.intp]:
+        """Add features greedily (largest top eigenvalue each time) until ``k``.
+
+        From BATCH_FROM features on, a quarter of the features still missing
+        is added at once (the best-scoring ones for the current support), so
+        that a large support costs a few dozen eigensolves, not one per
+        feature.
+        """
+        S = np.sort(np.asarray(S, dtype=np.intp))
+        while S.size < k:
+            if S.size >= BATCH_FROM and k - S.size > 1:
+                C = self._outside(S)
+                mu, U = np.linalg.eigh(self.B[np.ix_(S, S)])
+                W = U.T @ self.B[np.ix_(S, C)]
+                vals = bordered_top(mu, W * W, self.d[C])
+                b = min(max(1, (k - S.size) // 4), C.size)
+                S = np.sort(np.concatenate([S, C[np.argsort(-vals, kind="stable")[:b]]]))
+                continue
+            j, _ = self._best_addition(S, self._outside(S), -math.inf)
+            if j < 0:
+                raise ValueError("not enough features of positive variance to grow a support")
+            S = np.sort(np.append(S, j))
+        return S
+
+    def prune(self, S: NDArray[np.intp], k: int) -> NDArray[np.intp]:
+        """Remove features until ``k`` are left: the one whose removal keeps
+        the largest top eigenvalue (up to PRUNE_EXACT features), else a
+        quarter of the excess of smallest ``|loading|`` at once."""
+        S = np.sort(np.asarray(S, dtype=np.intp))
+        while S.size > k:
+            if S.size <= PRUNE_EXACT:
+                vals = [np.linalg.eigvalsh(self.B[np.ix_(R, R)])[-1]
+                        for R in (np.delete(S, i) for i in range(S.size))]
+                i = int(np.argmax(vals))
+            else:
+                # (a quarter of the excess at once, as in grow)
+                _, v = top_eig(self.B[np.ix_(S, S)])
+                b = max(1, (S.size - k) // 4)
+                S = np.delete(S, np.argsort(np.abs(v), kind="stable")[:b])
+                continue
+            S = np.delete(S, i)
+        return S
+
+    def swaps(self, S: NDArray[np.intp]) -> Moves:
+        """Best-improvement swap search: exchange one feature of ``S`` for one
+        outside while the top eigenvalue grows (by more than SWAP_RTOL)."""
+        S = np.sort(np.asarray(S, dtype=np.intp))
+        cur, v = top_eig(self.B[np.ix_(S, S)])
+        n_swaps = 0
+        C = self._outside(S)
+        while n_swaps < MAX_SWAPS and C.size and S.size:
+            floor = cur * (1.0 + SWAP_RTOL) if cur > 0 else cur + SWAP_RTOL
+            if S.size > SWAP_OUT:
+                outs = np.argsort(np.abs(v), kind="stable")[:SWAP_OUT]
+            else:
+                outs = np.arange(S.size)
+            best_out, best_in, best_val = -1, -1, floor
+            for i in outs:
+                R = np.delete(S, i)
+                j, val = self._best_addition(R, C, best_val)
+                if j >= 0:
+                    best_out, best_in, best_val = int(i), j, val
+            if best_out < 0:
+                break
+            T = np.sort(np.append(np.delete(S, best_out), best_in))
+            new, w = top_eig(self.B[np.ix_(T, T)])
+            if not new > cur:
+                break  # the predicted gain was rounding
+            S, cur, v = T, new, w
+            n_swaps += 1
+            C = self._outside(S)
+        return Moves(S, float(cur), n_swaps)
+
+
+# -- the certificate ---------------------------------------------------------------
+
+
+class Cut(NamedTuple):
+    """A certified DSPCA upper bound ``U`` at ``lam`` and ``sum |Z_ij|`` of its solve."""
+
+    lam: float
+    upper_bound: float
+    l1: float
+
+
+def bound_from_cuts(cuts: list[Cut], k: int) -> tuple[float, float]:
+    """``min_i U_i + lam_i k`` over the cuts: ``(bound, lam)`` (``(inf, nan)`` if none)."""
+    best, best_lam = math.inf, math.nan
+    for c in cuts:
+        g = c.upper_bound + c.lam * k
+        if g < best:
+            best, best_lam = g, c.lam
+    return best, best_lam
+
+
+def next_probe(cuts: list[Cut], k: int, lam_floor: float, lam_ceil: float,
+               rtol: float) -> float | None:
+    """Where one more solve may lower ``min_lam U(lam) + lam k``, or ``None``.
+
+    ``g(lam) = phi(lam) + lam k`` is convex with subgradient
+    ``k - sum |Z*_ij|``.  From the best cut, its subgradient sign says on
+    which side the minimum lies.  If a cut on that side has the opposite
+    sign, the minimum is bracketed and the tangents at the two ends meet
+    where it can be lowest: that ``lam`` is probed (safeguarded to the inner
+    80% of the bracket in ``log(lam)``), unless the tangents promise less
+    than ``rtol`` relative improvement.  Otherwise the slope is extrapolated
+    (secant of the subgradients of the best cut and its neighbour on the
+    other side; a step of 20% without one), within a factor two of the best
+    ``lam`` and within ``[lam_floor, lam_ceil]``, unless the tangent at the
+    best cut promises less than ``rtol`` over that step.  Tangents of
+    approximate solves only guide the probes: the bound itself is
+    ``min U + lam k`` over the solves made.
+    """
+    best: dict[float, tuple[float, float]] = {}
+    for c in cuts:
+        if math.isfinite(c.upper_bound) and math.isfinite(c.l1):
+            g = c.upper_bound + c.lam * k
+            if c.lam not in best or g < best[c.lam][0]:
+                best[c.lam] = (g, k - c.l1)
+    pts = sorted((lam, g, s) for lam, (g, s) in best.items())
+    if not pts:
+        return None
+    b = min(range(len(pts)), key=lambda i: pts[i][1])
+    lam_b, g_b, s_b = pts[b]
+    if s_b == 0:
+        return None
+    down = s_b > 0  # g increases at lam_b: the minimum is at a smaller lam
+    ahead = pts[:b][::-1] if down else pts[b + 1:]
+    behind = pts[b + 1:] if down else pts[:b][::-1]
+    closing = [p for p in ahead if (p[2] < 0) == down]
+    if closing:
+        lam_a, g_a, s_a = closing[0]
+        # The tangents g_a + s_a (x - lam_a) and g_b + s_b (x - lam_b) meet at x.
+        x = (g_b - g_a + s_a * lam_a - s_b * lam_b) / (s_a - s_b)
+        model = g_b + s_b * (x - lam_b)
+        if g_b - model <= rtol * abs(g_b):
+            return None
+        lo, hi = sorted((lam_a, lam_b))
+        if lo > 0:
+            t_lo, t_hi = math.log(lo), math.log(hi)
+            lx = math.log(x) if x > 0 else t_lo
+            lx = min(max(lx, t_lo + 0.1 * (t_hi - t_lo)), t_hi - 0.1 * (t_hi - t_lo))
+            x = math.exp(lx)
+        else:
+            x = min(max(x, lo + 0.1 * (hi - lo)), hi - 0.1 * (hi - lo))
+        return x if lo < x < hi else None
+    x = math.nan
+    if behind and behind[0][2] != s_b:
+        lam_o, _, s_o = behind[0]
+        x = lam_b - s_b * (lam_b - lam_o) / (s_b - s_o)
+    if down:
+        if lam_floor >= lam_b:
+            return None
+        if not x < lam_b:
+            x = 0.8 * lam_b
+        x = max(x, 0.5 * lam_b, lam_floor)
+        if ahead:
+            x = max(x, 0.5 * (lam_b + ahead[0][0]))
+    else:
+        if not x > lam_b:
+            x = 1.25 * lam_b
+        x = min(x, 2.0 * lam_b, lam_ceil)
+        if ahead:
+            x = min(x, 0.5 * (lam_b + ahead[0][0]))
+    if abs(s_b) * abs(lam_b - x) <= rtol * abs(g_b) or x == lam_b:
+        return None
+    return x
+
+
+def gershgorin_bound(B: NDArray[np.float64], k: int) -> float:
+    """``max_i B_ii + (sum of the k - 1 largest |B_ij|, j != i)``: bounds the
+    largest eigenvalue of every ``k x k`` principal block of ``B``."""
+    m = B.shape[0]
+    if m == 0:
+        return 0.0
+    d = np.diag(B)
+    if k <= 1 or m == 1:
+        return float(d.max())
+    A = np.abs(B)
+    np.fill_diagonal(A, 0.0)
+    r = min(k - 1, m - 1)
+    top = -np.partition(-A, r - 1, axis=1)[:, :r]
+    return float((d + top.sum(axis=1)).max())
+
+
+def diagonal_bound(d: NDArray[np.float64], k: int, outside: float = 0.0) -> float:
+    """Sum of the ``k`` largest variances (features outside, if any, have
+    variance at most ``outside``)."""
+    vals = np.concatenate([d, np.full(k, outside)]) if outside > 0 else d
+    k = min(k, vals.size)
+    return float(np.sum(np.partition(vals, vals.size - k)[vals.size - k:]))

@@ -1,0 +1,335 @@
+"""Exactly k nonzeros, the best variance any method here finds, and its certificate.
+
+References: brute force over every support (small problems), forward greedy
+selection and the truncated power method (asv_benchmarks/baselines.py).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spca
+from spca import _ksparse
+from spca.datasets import load_pitprops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "asv_benchmarks"))
+from baselines import forward_greedy, truncated_power  # noqa: E402
+
+
+def brute_force(S: np.ndarray) -> dict[int, float]:
+    """Best top eigenvalue of a principal submatrix of each size (all 2^n - 1 supports)."""
+    n = S.shape[0]
+    best: dict[int, float] = {}
+    for mask in range(1, 1 << n):
+        idx = [i for i in range(n) if mask >> i & 1]
+        v = float(np.linalg.eigvalsh(S[np.ix_(idx, idx)])[-1])
+        if v > best.get(len(idx), -np.inf):
+            best[len(idx)] = v
+    return best
+
+
+@pytest.fixture(scope="module")
+def pitprops():
+    S = load_pitprops().correlation
+    return S, brute_force(S)
+
+
+def test_pitprops_every_k_is_the_exact_optimum(pitprops):
+    S, best = pitprops
+    ratios = {}
+    for k in range(1, 13):
+        res = spca.dspca_cardinality(S, k)
+        assert res.cardinality == k and np.count_nonzero(res.loadings) == k
+        assert res.explained_variance == pytest.approx(best[k], abs=1e-4)
+        # the bound is valid ...
+        assert res.variance_upper_bound >= best[k] * (1 - 1e-9)
+        ratios[k] = res.certified_ratio
+    # ... and tight
+    assert ratios[5] >= 0.98 and ratios[10] >= 0.98
+    assert ratios[1] == pytest.approx(1.0)  # k = 1: the largest variance is exact
+
+
+def test_pitprops_loadings_are_refit_not_the_relaxations(pitprops):
+    # the issue's example: at k = 5 the relaxation's own vector explains 2.93,
+    # the leading eigenvector on the same 5 variables 3.41 (the optimum)
+    S, best = pitprops
+    res = spca.dspca_cardinality(S, 5)
+    x = res.relaxation_loadings
+    assert x @ S @ x < res.explained_variance - 0.1
+    assert res.explained_variance == pytest.approx(best[5], abs=1e-4)
+    # the same support and variance from sparse_components (issue #16)
+    comp = spca.sparse_components(S, 1, cardinality=5).components[0]
+    np.testing.assert_array_equal(comp.support, res.support)
+    assert comp.variance == pytest.approx(res.explained_variance, rel=1e-10)
+    assert comp.variance_upper_bound == pytest.approx(res.variance_upper_bound)
+
+
+def test_cardinality_path_matches_the_single_searches(pitprops):
+    S, best = pitprops
+    path = spca.cardinality_path(S, range(12, 0, -1))
+    np.testing.assert_array_equal(path.ks, np.arange(1, 13))
+    np.testing.assert_allclose(path.variances, [best[k] for k in range(1, 13)], atol=1e-4)
+    assert np.all(path.variance_upper_bounds >= path.variances * (1 - 1e-9))
+    assert np.all(path.variance_upper_bounds >= [best[k] * (1 - 1e-9) for k in range(1, 13)])
+    for k, r in zip(path.ks, path.results, strict=True):
+        single = spca.dspca_cardinality(S, int(k))
+        # shared solves can only tighten a bound
+        assert r.variance_upper_bound <= single.variance_upper_bound * (1 + 1e-3)
+    assert [s.size for s in path.supports] == list(range(1, 13))
+    assert path.lambdas.shape == path.certified_ratios.shape == (12,)
+    assert "k=5" in repr(path)
+    with pytest.raises(ValueError, match="at least one"):
+        spca.cardinality_path(S, [])
+    with pytest.raises(ValueError, match="k must be <= n_features = 13"):
+        spca.cardinality_path(S, [3, 14])
+    with pytest.raises(TypeError, match="k must be an integer"):
+        spca.cardinality_path(S, [2.5])
+
+
+def test_cardinality_path_plot(pitprops, monkeypatch):
+    S, _ = pitprops
+    path = spca.cardinality_path(S, [2, 4, 6])
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match="needs matplotlib"):
+        path.plot()
+    monkeypatch.undo()
+    pytest.importorskip("matplotlib")  # an optional dependency
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = path.plot()
+    assert ax.get_xlabel().startswith("number of nonzero loadings")
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), path.variances)
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), path.variance_upper_bounds)
+
+
+# -- random dense problems against the baselines ------------------------------------
+
+
+def issue_reproducer() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    rng.standard_normal((2000, 3))
+    rng.standard_normal((2000, 60))  # advance the stream as in the issue
+    G = rng.standard_normal((300, 40)) @ rng.standard_normal((40, 40)) / 10
+    return np.cov(G, rowvar=False)
+
+
+def gaussian(seed: int, n: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((2 * n, n)) @ rng.standard_normal((n, n)) / np.sqrt(n)
+    return np.cov(A, rowvar=False)
+
+
+def spiked(seed: int, n: int) -> np.ndarray:
+    rng = np.random.default_rng(100 + seed)
+    s = max(3, n // 6)
+    u = np.zeros(n)
+    u[rng.choice(n, s, replace=False)] = rng.standard_normal(s)
+    u /= np.linalg.norm(u)
+    A = (rng.standard_normal((3 * n, n)) * rng.uniform(0.5, 1.5, n)
+         + 2.5 * rng.standard_normal((3 * n, 1)) * u)
+    return np.cov(A, rowvar=False)
+
+
+PROBLEMS = ([("gaussian", s, 20 + 4 * s) for s in range(10)]
+            + [("spiked", s, 20 + 4 * s) for s in range(10)])
+
+
+def check_against_baselines(S: np.ndarray, k: int, res) -> None:
+    assert res.cardinality == k and np.count_nonzero(res.loadings) == k
+    assert res.loadings @ S @ res.loadings == pytest.approx(res.explained_variance, rel=1e-9)
+    greedy = forward_greedy(S, k).variance
+    tpm = truncated_power(S, k).variance
+    assert res.explained_variance >= greedy * (1 - 1e-9)
+    assert res.explained_variance >= tpm * (1 - 1e-9)
+    assert res.explained_variance <= res.variance_upper_bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("kind", "seed", "n"), PROBLEMS)
+def test_random_problems_exact_k_and_at_least_the_baselines(kind, seed, n):
+    S = gaussian(seed, n) if kind == "gaussian" else spiked(seed, n)
+    for k in (2, 5, 9):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning about a lam nobody asked for
+            res = spca.dspca_cardinality(S, k)
+        check_against_baselines(S, k, res)
+
+
+@pytest.mark.parametrize("k", [12, 13, 14])
+def test_issue_reproducer_jump_gives_exactly_k(k):
+    # The relaxation's cardinality jumps from 12 to 26-28 near lam = 0.0495;
+    # asked for 13 or 14 it used to return 26 ("the nearest").  The solves
+    # next to that jump are very slow in the current solver (many seconds
+    # each once past ~5 sweeps, in the support refinement of the
+    # certificate), so the test caps the sweeps: the k-support and its bound
+    # do not rely on converged solves.
+    S = issue_reproducer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = spca.dspca_cardinality(S, k, max_sweeps=5)
+    check_against_baselines(S, k, res)
+    if not res.relaxation_exact:
+        assert "no lam gives exactly" in res.message or "max_solves" in res.message
+        assert res.origin.startswith(("grown from", "pruned from", "greedy"))
+        assert res.origin in res.message
+
+
+# -- the bound against brute force ---------------------------------------------------
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), rank=st.integers(1, 12),
+       k=st.integers(1, 9))
+def test_bound_is_valid_against_brute_force(seed, n, rank, k):
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((rank, n)) * rng.uniform(0.2, 2.0, n)
+    S = A.T @ A / rank
+    best = brute_force(S)
+    res = spca.dspca_cardinality(S, k)
+    assert res.variance_upper_bound >= best[k] * (1 - 1e-9)
+    assert res.explained_variance <= best[k] * (1 + 1e-9)
+    assert res.cardinality == k
+    # every single cut is a bound too
+    for t in res.trials:
+        assert t.upper_bound + t.lam * k >= best[k] * (1 - 1e-9)
+
+
+def test_bordered_top_matches_a_dense_eigensolver():
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        s, m = int(rng.integers(1, 8)), 6
+        A = rng.standard_normal((s + m, s + m))
+        B = A @ A.T
+        if trial % 3 == 0:
+            B[:s, s] = B[s, :s] = 0.0  # a border orthogonal to everything
+        mu, U = np.linalg.eigh(B[:s, :s])
+        W = U.T @ B[:s, s:]
+        got = _ksparse.bordered_top(mu, W * W, np.diag(B)[s:])
+        ref = [np.linalg.eigvalsh(B[np.ix_([*range(s), s + j], [*range(s), s + j])])[-1]
+               for j in range(m)]
+        np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_cheap_bounds_are_valid():
+    S = gaussian(3, 10)
+    best = brute_force(S)
+    for k in range(1, 11):
+        assert _ksparse.gershgorin_bound(S, k) >= best[k] * (1 - 1e-12)
+        assert _ksparse.diagonal_bound(np.diag(S), k) >= best[k] * (1 - 1e-12)
+    assert _ksparse.gershgorin_bound(S, 1) == pytest.approx(best[1])
+
+
+def test_swaps_reach_a_local_optimum():
+    S = spiked(4, 30)
+    pool = _ksparse._Pool(S)
+    start = np.arange(6)
+    mv = pool.swaps(start)
+    assert mv.support.size == 6 and mv.variance >= pool.variance(start)
+    # no single exchange improves it
+    inside = set(mv.support.tolist())
+    for i in mv.support:
+        for j in range(30):
+            if j in inside:
+                continue
+            T = np.array(sorted(inside - {int(i)} | {j}))
+            assert pool.variance(T) <= mv.variance * (1 + 1e-9)
+
+
+# -- the estimator and the text pipeline ---------------------------------------------
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_breast_cancer_standardised_gives_exactly_k(k):
+    datasets = pytest.importorskip("sklearn.datasets")
+    from sklearn.preprocessing import StandardScaler
+
+    X = StandardScaler().fit_transform(datasets.load_breast_cancer().data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = spca.SparsePCA(n_components=3, cardinality=k).fit(X)
+    np.testing.assert_array_equal(est.cardinalities_, [k, k, k])
+    np.testing.assert_array_equal(np.count_nonzero(est.components_, axis=1), [k, k, k])
+    assert est.variance_upper_bounds_.shape == est.certified_ratios_.shape == (3,)
+    assert np.all((est.certified_ratios_ > 0.5) & (est.certified_ratios_ <= 1 + 1e-9))
+    for c, ub in zip(est.result_.components, est.variance_upper_bounds_, strict=True):
+        assert c.variance <= ub * (1 + 1e-9)
+
+
+def test_nyt_topics_beat_forward_greedy_on_the_same_deflated_covariance():
+    from spca.datasets import load_nytimes_sample
+    from spca.text import candidate_covariance, sparse_topics
+
+    source = load_nytimes_sample()
+    res = sparse_topics(source, n_components=5, cardinality=5)
+    var = res.stats.variance
+    order = np.argsort(-var, kind="stable")
+    words = np.sort(order[:res.n_candidates])
+    C = candidate_covariance(source, words, stats=res.stats)
+    active = np.ones(words.size, dtype=bool)
+    for topic in res.topics:
+        assert len(topic.words) == 5 and topic.exact_cardinality
+        idx = np.flatnonzero(active & (np.diag(C) > 0))
+        greedy = forward_greedy(C[np.ix_(idx, idx)], 5)
+        assert topic.explained_variance >= greedy.variance * (1 - 1e-9)
+        assert 0.5 < topic.certified_ratio <= 1 + 1e-9
+        assert topic.variance_upper_bound >= topic.explained_variance
+        # removal deflation: the next topic's covariance drops these words
+        active[np.searchsorted(words, topic.word_ids)] = False
+
+
+def test_fixed_lam_component_bound_and_refit_false_off_k():
+    S = gaussian(5, 9)
+    best = brute_force(S)
+    lam = 0.5 * float(np.sort(np.abs(S[np.triu_indices(9, 1)]))[-1])
+    comp = spca.sparse_components(S, 1, lam=lam).components[0]
+    assert comp.origin == "relaxation"
+    assert comp.variance_upper_bound >= best[comp.cardinality] * (1 - 1e-9)
+    assert comp.variance <= comp.variance_upper_bound * (1 + 1e-9)
+    # refit=False is the relaxation's own answer: off k it says so
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((100, 6))
+    A[:, 1] = A[:, 0]  # duplicated features enter together
+    A[:, :2] *= 3.0
+    D = A.T @ A / 100
+    with pytest.warns(UserWarning, match="refit=False keeps the relaxation's own support"):
+        raw = spca.sparse_components(D, 1, cardinality=1, refit=False)
+    assert raw.components[0].cardinality == 2
+    fit = spca.sparse_components(D, 1, cardinality=1)
+    assert fit.components[0].cardinality == 1
+    assert fit.components[0].origin.startswith(("pruned from 2", "greedy"))
+
+
+def test_large_supports_are_grown_and_pruned_in_batches():
+    S = gaussian(2, 90)
+    pool = _ksparse._Pool(S)
+    grown = pool.grow(np.zeros(0, dtype=np.intp), 80)
+    assert grown.size == 80 and np.unique(grown).size == 80
+    pruned = pool.prune(np.arange(90), 70)
+    assert pruned.size == 70 and np.unique(pruned).size == 70
+    # the greedy choice keeps most of the variance of the whole matrix
+    top = np.linalg.eigvalsh(S)[-1]
+    assert pool.variance(grown) >= 0.9 * top and pool.variance(pruned) >= 0.8 * top
+    res = spca.dspca_cardinality(S, 75, max_sweeps=5)
+    assert res.cardinality == 75 and res.explained_variance <= res.variance_upper_bound
+
+
+@pytest.mark.parametrize("deflation", ["schur", "projection", "removal"])
+def test_deflated_components_bound_their_own_deflated_covariance(deflation):
+    S = spiked(7, 10)
+    res = spca.sparse_components(S, 3, cardinality=3, deflation=deflation)
+    work = S
+    for comp in res.components:
+        best = brute_force(work)
+        assert comp.cardinality == 3
+        assert comp.variance == pytest.approx(comp.loadings @ work @ comp.loadings, rel=1e-9)
+        assert comp.variance <= best[3] * (1 + 1e-9)
+        assert comp.variance_upper_bound >= best[3] * (1 - 1e-9)
+        work = spca.deflate(work, comp.loadings, deflation)
