@@ -256,7 +256,7 @@ def sparse_topics(
     >>> from spca.text import sparse_topics
     >>> res = sparse_topics(load_nytimes_sample(), n_components=1)
     >>> res.topics[0].words
-    ['company', 'percent', 'market', 'business', 'sell']
+    ['company', 'percent', 'market', 'business', 'price']
     """
     # the solver layer, imported lazily
     from .._deflation import sparse_components
