@@ -58,13 +58,13 @@ if os.environ.get("SPCA_DOCS_INTERSPHINX", "0") in ("", "0"):
 # -- Gallery ---------------------------------------------------------------
 # Examples whose API is not on main yet: listed here, they are neither run nor
 # shown. Remove a name to enable its example.
-PENDING_EXAMPLES = ["plot_cardinality_path"]
+PENDING_EXAMPLES: list[str] = []
 
 sphinx_gallery_conf = {
     "examples_dirs": "examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"(__init__\.py|" + "|".join(PENDING_EXAMPLES) + r")",
+    "ignore_pattern": "(" + "|".join([r"__init__\.py", *PENDING_EXAMPLES]) + ")",
     "within_subsection_order": "FileNameSortKey",
     "remove_config_comments": True,
     "download_all_examples": False,
