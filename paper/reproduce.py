@@ -45,14 +45,14 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # run as a script: sys.path[0] is HERE already
     sys.path.insert(0, str(HERE))
 
-from harness import corpora, figure1, figure2, tables  # noqa: E402
+from harness import cardinality, corpora, figure1, figure2, tables  # noqa: E402
 from harness.common import PAPER, jsonable, pyplot  # noqa: E402
 from harness.environment import describe_blas, environment  # noqa: E402
 from harness.report import write_report  # noqa: E402
 
 # The artefacts, in the order of report.md (see harness/__init__.py for what a
 # module may define); the corpus runs are measured after Figure 1.
-ARTEFACTS = (figure1, figure2, tables, corpora)
+ARTEFACTS = (figure1, figure2, tables, corpora, cardinality)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

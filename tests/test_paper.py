@@ -127,6 +127,22 @@ def test_tables_and_reduction(quick_run):
     assert len(timing) == 1 and float(timing[0]["solve_per_component"]) > 0
 
 
+def test_cardinality_path(quick_run):
+    rows = _rows(quick_run / "cardinality_path.csv")
+    pit = [r for r in rows if r["data"] == "pitprops"]
+    nyt = [r for r in rows if r["data"] == "NYT sample"]
+    assert [int(r["k"]) for r in pit] == list(range(1, 14))
+    assert [int(r["k"]) for r in nyt] == list(range(1, 9))
+    for r in pit + nyt:
+        assert len(r["support"].split()) == int(r["k"])  # exactly k nonzeros
+        assert float(r["variance"]) <= float(r["upper_bound"]) * (1 + 1e-9)
+        assert 0 < float(r["certified_ratio"]) <= 1 + 1e-9
+    for r in pit:  # the brute-force optimum is reached, and bounds it from below
+        assert abs(float(r["variance"]) - float(r["exact_optimum"])) <= 1e-4
+        assert float(r["exact_optimum"]) <= float(r["upper_bound"]) * (1 + 1e-9)
+    assert (quick_run / "cardinality_path.png").is_file()
+
+
 # ---------------------------------------------------------------------------
 # The claims code, fed by hand: like is compared with like
 # ---------------------------------------------------------------------------
