@@ -4,8 +4,8 @@ Each *piece* of the corpus (a Parquet shard, a gap of empty documents
 between shards, or a block of whole documents of a cache directory) becomes
 one task that opens its file on the worker -- no corpus data travels from
 the client -- and returns a small partial result
-(:class:`~spca.text._stats.Pass1Partial`: ``4 * n_words`` numbers;
-:class:`~spca.text._stats.Pass2Partial`: ``k * (k + 1)`` numbers).  The
+(:class:`~spca.text._partials.Pass1Partial`: ``4 * n_words`` numbers;
+:class:`~spca.text._partials.Pass2Partial`: ``k * (k + 1)`` numbers).  The
 partials are merged by a tree of combine tasks (fan-in ``_FAN_IN``), so only
 the final result reaches the client.  The tasks are pure functions of their
 arguments: when a worker dies, the scheduler reruns its tasks elsewhere and
@@ -26,8 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._source import _CacheSource, _Source
-from ._stats import (
+from ._partials import (
     Pass1Partial,
     Pass2Partial,
     combine_pass1,
@@ -35,6 +34,7 @@ from ._stats import (
     pass1_partial,
     pass2_partial,
 )
+from ._readers import _CacheSource, _Source
 
 __all__ = ["dask_pass1", "dask_pass2", "get_client", "local_cluster"]
 
@@ -140,7 +140,7 @@ def source_pieces(src: _Source, chunk_size: int) -> list[Any]:
         For a source the workers cannot open by themselves (a UCI text
         file, an in-memory matrix).
     """
-    from ._parquet import _ParquetSource
+    from ._parquet import _ParquetSource  # lazily: pyarrow-free processes skip it
 
     if isinstance(src, _ParquetSource):
         return src.pieces()
