@@ -5,6 +5,41 @@ of Zhang & El Ghaoui (NIPS 2011), with safe feature elimination in front of it
 and a certified duality gap on every answer.
 """
 
+import sys as _sys
+
+if _sys.argv and (
+    _sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] in ("spca", "spca.exe", "spca-script.py")
+    or (_sys.argv[0] == "-m" and "spca" in getattr(_sys, "orig_argv", ()))
+):
+    # The `spca` command: Ctrl-C while its imports are still running (numpy,
+    # scipy, ...) ends it with one line, as it does later (spca.cli.main).
+    def _interrupted_while_importing(signum, frame):  # pragma: no cover - subprocess
+        import os
+
+        _sys.stderr.write("spca: interrupted\n")
+        _sys.stderr.flush()
+        os._exit(130)
+
+    import signal as _signal
+
+    _signal.signal(_signal.SIGINT, _interrupted_while_importing)
+
+try:
+    from . import _bca_fast  # noqa: F401 - the first compiled module: is spca built?
+except ImportError as _exc:
+    import os as _os
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.exists(_os.path.join(_here, "_bca_fast.pyx")):
+        raise ImportError(
+            f"spca is imported from its source tree ({_here}), where its compiled "
+            "(Cython) modules are not built. To use an installed spca, run Python from "
+            "another directory than the repository root; to work on the source, build it "
+            "in place (pip install meson-python ninja Cython numpy scipy, then "
+            "pip install --no-build-isolation -e .; see README.md, 'Development')."
+        ) from _exc
+    raise
+
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning, dspca_bca
 from ._deflation import (
     DeflationWarning,

@@ -5,9 +5,12 @@ The layout is described in :mod:`spca.text._parquet` (which reads it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +105,14 @@ def write_parquet(
         ``docword`` file, a cache directory, a matrix, another Parquet
         dataset...).  Never modified.
     out_dir : str or path-like
-        Directory to create.  It is built under a temporary name next to it
-        and renamed into place, so an interrupted conversion leaves nothing
-        half-written.  It must not exist, or be empty, or (with
-        ``overwrite=True``) be a dataset written by this function.
+        Directory to create.  It is built under a temporary name next to it,
+        ``.<name>.<random>.tmp``, and renamed into place only when complete,
+        so an interrupted conversion leaves nothing half-written.  A writer
+        killed outright (SIGKILL) leaves its temporary directory behind; the
+        next conversion to the same ``out_dir`` on the same host deletes it.
+        ``out_dir`` must not exist, or be empty, or (with ``overwrite=True``)
+        hold a dataset written by this function and nothing else.  It must
+        not contain ``source``.
     shards : int, default 1
         Number of shards.  Fewer are written when the corpus has too few
         documents (or documents too long) to fill them.
@@ -115,7 +122,10 @@ def write_parquet(
         Records read at a time, and the largest row group; memory is
         ``O(chunk_size)``.
     overwrite : bool, default False
-        Replace an existing dataset in ``out_dir``.
+        Replace an existing dataset in ``out_dir``: the new dataset is
+        completed beside it, the old one is moved aside, the new one renamed
+        into place, and only then are the old files deleted (only those its
+        manifest names).
 
     Returns
     -------
@@ -126,9 +136,13 @@ def write_parquet(
     Raises
     ------
     FileExistsError
-        If ``out_dir`` exists and may not be replaced.
+        If ``out_dir`` exists and may not be replaced: not empty and
+        ``overwrite`` is False, or it is not a dataset written by this
+        function (no valid manifest), or it holds files its manifest does
+        not name.
     ValueError
-        For bad arguments or a malformed source.
+        For bad arguments, a malformed source, or an ``out_dir`` that
+        contains ``source``.
     ImportError
         If pyarrow is not installed.
     """
@@ -143,16 +157,12 @@ def write_parquet(
         raise ValueError(f"compression must be one of {_COMPRESSIONS}, got {compression!r}")
     src = open_source(source)
     out = Path(out_dir)
-    if out.exists():
-        if not out.is_dir():
-            raise FileExistsError(f"{out} exists and is not a directory")
-        if any(out.iterdir()) and not (overwrite and (out / PARQUET_MANIFEST).exists()):
-            raise FileExistsError(
-                f"{out} exists and is not empty"
-                + ("" if overwrite else " (overwrite=True replaces an spca Parquet dataset)")
-            )
+    _refuse_output_holding_input(source, out)
+    replaced = _replaceable(out, overwrite)
     out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_tmpdirs(out)
     tmp = _shared_tmpdir(out.parent, out.name)
+    (tmp / _WRITER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
     writer: _ShardWriter | None = None
     try:
         D, W = src.n_docs, src.n_words
@@ -213,15 +223,128 @@ def write_parquet(
             "shards": writer.shards,
         }
         (tmp / PARQUET_MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        (tmp / _WRITER).unlink()
+        _swap_in(tmp, out, replaced)
     except BaseException:
         if writer is not None:
             writer.abort()
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+#: Marker file of a dataset being written: "<host> <pid>" of the writer
+#: (removed just before the dataset is swapped in).
+_WRITER = ".spca-writer"
+
+
+def _refuse_output_holding_input(source: Any, out: Path) -> None:
+    """Refuse an ``out`` that is, or contains, the input path (replacing it
+    would delete the input)."""
+    if not isinstance(source, str | os.PathLike):
+        return
+    src = Path(os.path.realpath(source))
+    dst = Path(os.path.realpath(out))
+    if src == dst or dst in src.parents:
+        raise ValueError(
+            f"the output directory {out} contains the input {source}: choose another "
+            "output directory"
+        )
+
+
+def _replaceable(out: Path, overwrite: bool) -> list[str] | None:
+    """Check that ``out`` may be (re)written; return the names of the files of
+    the dataset it holds (to be replaced), or None when it is missing or empty.
+
+    Only a directory holding a valid manifest and nothing but the files that
+    manifest names may be replaced: anything else in it is not ours.
+    """
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        raise FileExistsError(f"{out} exists and is not a directory")
+    present = sorted(p.name for p in out.iterdir())
+    if not present:
+        return None
+    if not overwrite:
+        raise FileExistsError(
+            f"{out} exists and is not empty (overwrite=True replaces a dataset written by "
+            "spca convert)"
+        )
+    manifest = out / PARQUET_MANIFEST
+    try:
+        m = json.loads(manifest.read_text())
+        if m.get("format") != _FORMAT:
+            raise ValueError(f"format {m.get('format')!r}")
+        named = {PARQUET_MANIFEST} | {str(s["file"]) for s in m["shards"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise FileExistsError(
+            f"{out} is not a dataset written by spca convert (no valid {PARQUET_MANIFEST}: "
+            f"{exc}); refusing to replace it"
+        ) from None
+    foreign = [name for name in present if name not in named]
+    if foreign:
+        raise FileExistsError(
+            f"{out} holds {foreign[0]!r}, which its manifest does not name (not written by "
+            "spca convert); refusing to replace it"
+        )
+    return present
+
+
+def _swap_in(tmp: Path, out: Path, replaced: list[str] | None) -> None:
+    """Move the complete dataset ``tmp`` to ``out``; the old dataset in ``out``
+    (the files ``replaced``) is moved aside first, then deleted file by file."""
+    if replaced is None:
+        if out.exists():  # an empty directory
+            out.rmdir()
+        os.replace(tmp, out)
+        return
+    old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old.tmp"))
+    os.rmdir(old)
+    os.replace(out, old)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        os.replace(old, out)
+        raise
+    for name in replaced:
+        with contextlib.suppress(FileNotFoundError):
+            (old / name).unlink()
+    with contextlib.suppress(OSError):  # not empty: something else appeared, keep it
+        old.rmdir()
+
+
+def _remove_stale_tmpdirs(out: Path) -> None:
+    """Delete the temporary directories ``.OUT.*.tmp`` that an earlier writer
+    of ``out`` on this host left behind when it was killed (its process is
+    gone).  Only the files a writer makes are deleted."""
+    host = socket.gethostname()
+    for d in out.parent.glob(f".{out.name}.*.tmp"):
+        marker = d / _WRITER
+        try:
+            who, pid = marker.read_text().split()
+        except (OSError, ValueError):
+            continue
+        if who != host or _alive(int(pid)):
+            continue
+        for f in d.iterdir():
+            if f.name in (_WRITER, PARQUET_MANIFEST) or (
+                    f.name.startswith("part-") and f.suffix == ".parquet"):
+                with contextlib.suppress(OSError):
+                    f.unlink()
+        with contextlib.suppress(OSError):
+            d.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def convert_uci_to_parquet(
