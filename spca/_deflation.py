@@ -53,9 +53,12 @@ __all__ = [
 
 DEFLATIONS = ("schur", "projection", "removal")
 
-# Deflated variances below this fraction of the largest original variance are
-# rounding error (e.g. on the support of a Schur-deflated component) and are
-# set to zero, so that such features are eliminated at every lam >= 0.
+# Deflated variances below this fraction of the feature's own original
+# variance are rounding error (e.g. on the support of a Schur-deflated
+# component) and are set to zero, so that such features are eliminated at
+# every lam >= 0.  Per feature, so that it does not depend on the features'
+# scales (relative to the largest variance, a feature 1e-10 times smaller than
+# another was dropped before any deflation).
 VARIANCE_RTOL = 1e-10
 
 Deflation = Literal["schur", "projection", "removal"]
@@ -161,7 +164,7 @@ class _DeflatedCovariance(_Covariance):
         self.L = np.zeros((self.n, 0))
         self.C = np.zeros((0, 0))
         self.active = np.ones(self.n, dtype=bool)
-        self.floor = VARIANCE_RTOL * float(base.diag.max()) if base.diag.size else 0.0
+        self.floor = VARIANCE_RTOL * base.diag  # per feature: scale-invariant
         # Every deflation of a PSD matrix is PSD (up to rounding).
         self.psd_checked = base.psd_checked
         self._update_diag()
@@ -414,7 +417,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
         if refit and res.support.size > 1:
             x = _refit(work, res.support)
         c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
-        if not c > work.floor:
+        if not c > float(x * x @ work.floor):  # the floor of x's own features
             message = (f"component {t} explains no variance of the deflated covariance "
                        f"(x' Sigma x = {float(c)!r})")
             break
@@ -558,7 +561,7 @@ def sparse_components(
     ``Sigma_t``. The deflated matrices are not formed: they are represented as
     ``Sigma`` plus a low-rank term (or a feature mask for ``"removal"``), and
     only the blocks needed by the solves are computed. Deflated variances
-    below ``1e-10`` times the largest variance are treated as 0.
+    below ``1e-10`` times their own original variance are treated as 0.
 
     Examples
     --------

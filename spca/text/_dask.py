@@ -27,8 +27,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._partials import (
+    CentredPartial,
     Pass1Partial,
     Pass2Partial,
+    centred_partial,
+    combine_centred,
     combine_pass1,
     combine_pass2,
     pass1_partial,
@@ -217,3 +220,27 @@ def dask_pass2(src: _Source, words: NDArray[np.int64], transform: str,
     futures = [client.submit(_piece_pass2, p, words, src.n_words, transform, normalize,
                              idf_f, int(chunk_size), pure=False) for p in pieces]
     return _tree_reduce(client, futures, combine_pass2, fan_in)
+
+
+def _piece_centred(piece: Any, words: NDArray[np.int64], accurate: NDArray[np.intp],
+                   shift: NDArray[np.float64], n_words: int, transform: str,
+                   normalize: str | None, idf: NDArray[np.float64] | None,
+                   chunk_size: int) -> CentredPartial:
+    _delay()
+    return centred_partial(piece.chunks(chunk_size), words, accurate, shift, n_words,
+                           transform, normalize, idf)
+
+
+def dask_centred(src: _Source, words: NDArray[np.int64], accurate: NDArray[np.intp],
+                 shift: NDArray[np.float64], transform: str, normalize: str | None,
+                 idf: NDArray[np.float64] | None, *, chunk_size: int, client: Any = None,
+                 fan_in: int = _FAN_IN) -> CentredPartial:
+    """The accurate rows of pass 2 (:func:`~spca.text._partials.centred_partial`)
+    on a cluster: the summed partial."""
+    client = get_client(client)
+    pieces = source_pieces(src, chunk_size)
+    idf_f = _shared(client, idf)
+    futures = [client.submit(_piece_centred, p, words, accurate, shift, src.n_words,
+                             transform, normalize, idf_f, int(chunk_size), pure=False)
+               for p in pieces]
+    return _tree_reduce(client, futures, combine_centred, fan_in)

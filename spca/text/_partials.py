@@ -21,8 +21,11 @@ from ._cooccur import cooccurrence_add, normalize_documents, symmetrize_gram, wo
 from ._uci import DocumentChunk
 
 __all__ = [
+    "CentredPartial",
     "Pass1Partial",
     "Pass2Partial",
+    "centred_partial",
+    "combine_centred",
     "combine_pass1",
     "combine_pass2",
     "empty_pass1",
@@ -242,3 +245,80 @@ def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_w
     symmetrize_gram(pairs, squares)  # in place, dropping the padding
     gram = pairs.reshape(-1)[:k * k].reshape(k, k)
     return Pass2Partial(gram, sums)
+
+
+class CentredPartial(NamedTuple):
+    """Sums of a block of documents for the accurate rows of pass 2 (see
+    :func:`centred_partial`): with ``y = x[:, B] - shift`` (every document,
+    absent words included) and ``x`` the candidate columns,
+    ``yty = y' y``, ``ytx = y' x`` and ``t = sum_d y``."""
+
+    yty: NDArray[np.float64]
+    ytx: NDArray[np.float64]
+    t: NDArray[np.float64]
+
+
+def combine_centred(*parts: CentredPartial) -> CentredPartial:
+    """Add :class:`CentredPartial` of disjoint blocks of documents (inputs unchanged)."""
+    if not parts:
+        raise ValueError("combine_centred needs at least one partial")
+    yty, ytx, t = parts[0].yty.copy(), parts[0].ytx.copy(), parts[0].t.copy()
+    for p in parts[1:]:
+        yty += p.yty
+        ytx += p.ytx
+        t += p.t
+    return CentredPartial(yty, ytx, t)
+
+
+#: Most entries of the dense block of shifted columns formed at a time (16 MB).
+_CENTRED_BLOCK = 1 << 21
+
+
+def centred_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64],
+                    accurate: NDArray[np.intp], shift: NDArray[np.float64], n_words: int,
+                    transform: str, normalize: str | None,
+                    idf: NDArray[np.float64] | None) -> CentredPartial:
+    """Pass-2 sums for the candidate words ``words[accurate]``, shifted by
+    ``shift`` (close to their means) before any product.
+
+    ``x[d, a] x[d, b]`` summed over documents loses everything to rounding
+    when ``x[:, a]`` is nearly constant and large (``G / D - mean mean'``
+    cancels); the shifted values ``y = x - shift`` are formed exactly (also
+    for the documents where the word is absent: ``y = -shift``), so their
+    products keep the relative accuracy of the covariance.  Dense in the
+    ``|accurate|`` columns, in blocks of documents of at most
+    ``_CENTRED_BLOCK`` entries; sparse in the others.
+    """
+    import scipy.sparse as sp
+
+    k, b = len(words), len(accurate)
+    position = np.full(n_words, -1, dtype=np.int64)
+    position[words] = np.arange(k)
+    in_b = np.full(k, -1, dtype=np.int64)
+    in_b[accurate] = np.arange(b)
+    yty = np.zeros((b, b))
+    ytx = np.zeros((b, k))
+    t = np.zeros(b)
+    rows = max(1, _CENTRED_BLOCK // max(b, 1))
+    for chunk in chunks:
+        n_c = chunk.row_stop - chunk.row_start
+        if n_c <= 0:
+            continue
+        x = _values(chunk, transform, normalize, idf) if len(chunk.word) else np.empty(0)
+        doc = np.asarray(chunk.doc, dtype=np.int64) - chunk.row_start
+        pos = position[np.asarray(chunk.word, dtype=np.int64)] if len(doc) else doc
+        sel = pos >= 0
+        doc, pos, x = doc[sel], pos[sel], x[sel]
+        for lo in range(0, n_c, rows):
+            hi = min(lo + rows, n_c)
+            a, z = np.searchsorted(doc, [lo, hi])
+            d, p, v = doc[a:z] - lo, pos[a:z], x[a:z]
+            Y = np.empty((hi - lo, b))
+            Y[:] = -shift
+            mine = in_b[p] >= 0
+            Y[d[mine], in_b[p[mine]]] = v[mine] - shift[in_b[p[mine]]]
+            yty += Y.T @ Y
+            t += Y.sum(axis=0)
+            X = sp.csr_array((v, (d, p)), shape=(hi - lo, k))
+            ytx += (X.T @ Y).T
+    return CentredPartial(yty, ytx, t)

@@ -46,8 +46,10 @@ from numpy.typing import ArrayLike, NDArray
 from . import _dask
 from ._cooccur import centre_gram
 from ._partials import (
+    CentredPartial,
     Pass1Partial,
     Pass2Partial,
+    centred_partial,
     combine_pass1,
     combine_pass2,
     empty_pass1,
@@ -357,15 +359,20 @@ def candidate_covariance(
     ------
     ValueError
         If ``words`` has duplicates or out-of-range indices, if ``stats``
-        does not describe a corpus of the same shape, or for a malformed
-        source.
+        does not describe a corpus of the same shape, for a malformed
+        source, or when values are so large that their products overflow
+        (naming the words).
 
     Notes
     -----
     The subtraction ``G / D - mean mean'`` loses relative accuracy of about
     ``eps * E[x_i^2] / Var(x_i)``, which is harmless for text (a word is
-    absent from most documents) but large for a word with nearly constant
-    value in nearly every document.
+    absent from most documents) but large for a word with a nearly constant
+    value in nearly every document (counts of ``1e8 + b``).  The rows and
+    columns of the words whose computed variance is below ``1e-6 E[x_i^2]``
+    are therefore computed again, in one more pass, from the values shifted
+    by the words' means (formed exactly, absent entries included), which
+    keeps every entry accurate to about ``1e-10 sqrt(Var(x_i) Var(x_j))``.
 
     Examples
     --------
@@ -402,12 +409,54 @@ def candidate_covariance(
 
     gram, sums = _run_pass2(src, words, transform, normalize, idf, chunk_size, progress,
                             backend, client)
+    second = np.diagonal(gram) / D  # E[x^2], accurate (a sum of positive terms)
+    if not (np.all(np.isfinite(second)) and np.all(np.isfinite(sums))):
+        bad = words[~(np.isfinite(second) & np.isfinite(sums))]
+        raise ValueError(
+            f"{src.label}: the values of word(s) {_some(bad)} are too large: their products "
+            "overflow float64 in the covariance"
+        )
     mean = sums / D
     # gram / D - outer(mean, mean) in place: the local gram is ours, a dask
     # result may still be referenced by an in-process worker
     cov = np.array(gram, order="C") if backend == "dask" else gram
     centre_gram(cov, mean, D)  # exactly symmetric, as gram is
+    # Words whose variance is tiny next to E[x^2] lost their digits to the
+    # subtraction: their rows and columns are computed again, shifted.
+    accurate = np.flatnonzero((second > 0) & (np.diagonal(cov) <= _CANCELLATION * second))
+    if accurate.size:
+        part = _run_centred(src, words, accurate, mean[accurate], transform, normalize, idf,
+                            chunk_size, progress, backend, client)
+        rows = (part.ytx - np.outer(part.t, sums) / D) / D
+        rows[:, accurate] = (part.yty - np.outer(part.t, part.t) / D) / D
+        rows[:, accurate] = 0.5 * (rows[:, accurate] + rows[:, accurate].T)
+        cov[accurate, :] = rows
+        cov[:, accurate] = rows.T
     return cov
+
+
+#: A word is recomputed shifted when its computed variance is at most this
+#: fraction of its ``E[x^2]``: elsewhere ``G / D - mean mean'`` keeps a relative
+#: accuracy of about ``eps / _CANCELLATION`` (2e-10), per entry relative to
+#: ``sqrt(var_a var_b)``.
+_CANCELLATION = 1e-6
+
+
+def _some(words: NDArray[np.int64], n: int = 5) -> str:
+    shown = ", ".join(str(int(w)) for w in words[:n])
+    return shown + (f" and {len(words) - n} more" if len(words) > n else "")
+
+
+def _run_centred(src: Any, words: NDArray[np.int64], accurate: NDArray[np.intp],
+                 shift: NDArray[np.float64], transform: str, normalize: str | None,
+                 idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+                 backend: str, client: Any) -> CentredPartial:
+    if backend == "dask":
+        return _dask.dask_centred(src, words, accurate, shift, transform, normalize, idf,
+                                  chunk_size=chunk_size, client=client)
+    chunks = _progress(src.chunks(int(chunk_size)), src, progress)
+    return centred_partial(chunks, words, accurate, shift, src.n_words, transform, normalize,
+                           idf)
 
 
 def _progress(chunks, src, enabled: bool):
