@@ -175,6 +175,10 @@ def _topics(args: argparse.Namespace) -> int:
         if not args.docword:
             raise ValueError("a docword file (or --sample) is required")
         source, vocab = args.docword, args.vocab
+        if vocab is not None:  # what can be checked cheaply, before any pass
+            from .text import open_source, read_uci_vocabulary
+
+            read_uci_vocabulary(vocab, open_source(source).n_words)
     progress = not args.quiet and sys.stderr.isatty()
     with _dask_client(args) as client:
         res = sparse_topics(

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ._readers import _CACHE_META, _Source
-from ._uci import DocumentChunk
+from ._uci import DocumentChunk, _first_line, check_corpus_size
 
 __all__ = ["PARQUET_MANIFEST", "is_parquet_dataset", "open_parquet"]
 
@@ -54,6 +54,8 @@ _FORMAT = "spca-parquet"
 _VERSION = 1
 _COLUMNS = ("doc", "word", "count")
 _COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "none")
+#: Largest count read: the sum of the squares of 1e12 of them stays finite.
+_MAX_COUNT = 1e148
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -144,7 +146,7 @@ def _open_parquet_file(path: str) -> Any:
     try:
         return pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
-        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
+        raise ValueError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
 
 
 def _check_schema(pf: Any, path: str) -> None:
@@ -189,7 +191,8 @@ def _read(path: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"missing shard: {path}") from exc
     except Exception as exc:
-        raise ValueError(f"{path}: cannot read {what}, corrupt or truncated file ({exc})") \
+        why = _first_line(exc)
+        raise ValueError(f"{path}: cannot read {what}, corrupt or truncated file ({why})") \
             from exc
 
 
@@ -227,6 +230,9 @@ def _sort_and_check(piece: _ShardPiece, doc: np.ndarray, word: np.ndarray,
         raise ValueError(f"{path}: counts must be finite")
     if count.min() < 0:
         raise ValueError(f"{path}: negative count {count.min()} (counts must be >= 0)")
+    if count.max() > _MAX_COUNT:
+        raise ValueError(f"{path}: count {count.max()} is too large (above {_MAX_COUNT:g}: "
+                         "the statistics of its square would overflow float64)")
     doc = doc.astype(np.int64, copy=False)
     word = word.astype(np.int64, copy=False)
     keep = count != 0
@@ -404,6 +410,18 @@ def _check_disjoint(shards: list[_ShardPiece]) -> None:
             )
 
 
+def _check_sizes(D: int, W: int, nnz: int, infos: list[dict[str, Any]]) -> None:
+    """Refuse document or word counts far above what the records can need,
+    naming the file whose index or metadata implies them."""
+    for what, value, column, key in (("n_docs", D, "doc", "spca.n_docs"),
+                                     ("n_words", W, "word", "spca.n_words")):
+        problem = check_corpus_size(what, value, nnz)
+        if problem:
+            culprit = next((i["path"] for i in infos if i[column] and i[column][1] + 1 == value
+                            or i["meta"].get(key) == str(value)), infos[0]["path"])
+            raise ValueError(f"{culprit}: {problem}")
+
+
 def _resolve(given: int | None, found: int | None, needed: int, what: str,
              where: str) -> int:
     """The number of documents/words: given, else from metadata, else inferred."""
@@ -499,6 +517,7 @@ def open_parquet(
                  str(root))
     if D == 0 or W == 0:
         raise ValueError(f"{root}: empty corpus (no rows)")
+    _check_sizes(D, W, sum(i["nnz"] for i in infos), infos)
     ranges.sort(key=lambda r: (r[0], r[1]))
     shards = [_ShardPiece(i["path"], start, stop, W, i["nnz"]) for start, stop, i in ranges]
     _check_disjoint(shards)
@@ -518,7 +537,8 @@ def _open_with_manifest(root: Path, manifest_path: Path, n_docs: int | None,
         listed = [(str(s["file"]), int(s["row_start"]), int(s["row_stop"]), int(s["nnz"]))
                   for s in m["shards"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{manifest_path}: not a valid spca manifest ({exc})") from exc
+        why = _first_line(exc)
+        raise ValueError(f"{manifest_path}: not a valid spca manifest ({why})") from exc
     for given, found, what in ((n_docs, D, "n_docs"), (n_words, W, "n_words")):
         if given is not None and int(given) != found:
             raise ValueError(f"{root}: {what}={given} given, but the manifest says {found}")
@@ -532,6 +552,10 @@ def _open_with_manifest(root: Path, manifest_path: Path, n_docs: int | None,
                          "(remove it, or the manifest to read the files without it)")
     if sum(s[3] for s in listed) != nnz:
         raise ValueError(f"{manifest_path}: the shards' nnz do not add up to nnz={nnz}")
+    for what, value in (("n_docs", D), ("n_words", W)):
+        problem = check_corpus_size(what, value, nnz)
+        if problem:
+            raise ValueError(f"{manifest_path}: {problem}")
     shards = sorted((_ShardPiece(str(root / f), a, b, W, n) for f, a, b, n in listed),
                     key=lambda s: (s.row_start, s.row_stop))
     for s in shards:

@@ -147,8 +147,9 @@ def combine_pass1(*parts: Pass1Partial) -> Pass1Partial:
             continue
         total = n + p.n_docs
         delta = p.mean - mean
-        mean += delta * (p.n_docs / total)
-        m2 += p.m2 + delta * delta * (n * p.n_docs / total)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked by the caller
+            mean += delta * (p.n_docs / total)
+            m2 += p.m2 + delta * delta * (n * p.n_docs / total)
         n = total
     return Pass1Partial(n, mean, m2, df, nnz)
 
@@ -182,8 +183,9 @@ def pass1_partial(chunks: Iterable[DocumentChunk], n_words: int, transform: str,
         df_total += occ
         total = n + n_c
         delta = mean_c - mean
-        mean += delta * (n_c / total)
-        m2 += m2_c + delta * delta * (n * n_c / total)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked by the caller
+            mean += delta * (n_c / total)
+            m2 += m2_c + delta * delta * (n * n_c / total)
         n = total
     return Pass1Partial(n, mean, m2, df_total, nnz)
 

@@ -33,6 +33,7 @@ from ._uci import (
     DEFAULT_CHUNK_SIZE,
     DocumentChunk,
     UCIFormatError,
+    _first_line,
     iter_uci_docword,
     read_uci_header,
 )
@@ -108,7 +109,8 @@ class _CacheSource(_Source):
         try:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{directory}: not a readable spca cache ({exc})") from exc
+            why = _first_line(exc)
+            raise ValueError(f"{directory}: not a readable spca cache ({why})") from exc
         if meta.get("version") != _CACHE_VERSION:
             raise ValueError(f"{directory}: unsupported cache version {meta.get('version')}")
         self.path = directory

@@ -295,6 +295,12 @@ def word_statistics(
     if part.n_docs != D:  # pragma: no cover - sources tile 0..D
         raise RuntimeError(f"internal error: streamed {part.n_docs} documents, expected {D}")
     mean, m2, df_total, nnz = part.mean, part.m2, part.document_frequency, part.nnz
+    finite = np.isfinite(mean) & np.isfinite(m2)
+    if not finite.all():
+        raise ValueError(
+            f"{src.label}: the values of word(s) {_some(np.flatnonzero(~finite))} are too "
+            "large: their statistics overflow float64"
+        )
     variance = np.maximum(m2 / D, 0.0)
     return WordStatistics(n_docs=D, n_words=W, nnz=nnz, mean=mean, variance=variance,
                           document_frequency=df_total, transform=transform,
