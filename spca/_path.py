@@ -39,7 +39,7 @@ from ._bca import (
     _block_bound,
     _dspca_bca_checked,
 )
-from ._validation import check_int, check_positive, check_psd, check_tol
+from ._validation import check_bool, check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
 __all__ = ["CardinalityResult", "LamTrial", "dspca_cardinality"]
@@ -619,7 +619,7 @@ def _solver_options(max_qp_passes: Any, qp_tol: Any, qp_finish: Any) -> dict[str
     return {
         "max_qp_passes": check_int(max_qp_passes, "max_qp_passes"),
         "qp_tol": check_positive(qp_tol, "qp_tol"),
-        "qp_finish": qp_finish,
+        "qp_finish": check_bool(qp_finish, "qp_finish"),
     }
 
 
