@@ -334,9 +334,11 @@ def dspca_bca(
         it tenfold whenever the barrier problem is solved to its own accuracy
         and the gap is not yet certified, down to ``tol * phi0^2 / (2 n)``.
         Either way scaling ``Sigma`` and ``lam`` by ``c`` scales beta by
-        ``c^2`` and gives the same ``Z``.
+        ``c^2`` and gives the same ``Z``.  At least ``1e-20`` times the
+        squared largest variance.
     tol : float, default=1e-6
-        Target relative duality gap ``(upper_bound - objective) / upper_bound``.
+        Target relative duality gap ``(upper_bound - objective) / upper_bound``,
+        in ``[1e-12, 1)``.
     max_sweeps : int, default=500
         Maximum number of sweeps over all columns.
     eliminate : bool, default=True
@@ -346,7 +348,8 @@ def dspca_bca(
     X0 : array-like of shape (n_features, n_features) or DSPCAResult, optional
         Warm start: a positive definite barrier iterate, typically
         ``result.X`` or the result itself (which also reuses its dual columns)
-        from a nearby ``lam``.  Features whose row of ``X0`` is zero (e.g.
+        from a nearby ``lam``.  An array must be real, symmetric, positive
+        semidefinite and of the shape of ``Sigma``.  Features whose row of ``X0`` is zero (e.g.
         eliminated at the earlier ``lam``) start at a tenth of the
         cold start's diagonal.
     max_qp_passes : int, default=5
@@ -375,10 +378,14 @@ def dspca_bca(
     ValueError
         If ``Sigma`` is not square, not symmetric, holds NaN or inf, has a
         negative diagonal entry or is not positive semidefinite on the features
-        solved over; if ``lam < 0``, ``beta <= 0``, ``tol`` is outside (0, 1) or
-        ``X0`` is not positive definite.
+        solved over, or has its largest variance outside ``[1e-150, 1e150]``
+        (rescale ``Sigma`` and ``lam`` together); if ``lam < 0``, ``beta`` is
+        below ``1e-20`` times the squared largest variance, ``tol`` is outside
+        ``[1e-12, 1)`` or ``X0`` is not positive semidefinite (or not positive
+        definite on the features solved over).
     TypeError
-        If an argument has the wrong type (e.g. a string or complex matrix).
+        If an argument has the wrong type (e.g. a string or complex matrix,
+        or a bool option that is not ``True`` or ``False``).
 
     Warns
     -----
@@ -387,7 +394,9 @@ def dspca_bca(
     EmptyProblemWarning
         When no feature has ``Sigma_ii > lam``: the result has an empty support,
         ``Z = 0`` and objective 0 (the value of the penalised cardinality
-        problem for the empty pattern).
+        problem for the empty pattern).  With ``eliminate=False`` it is the
+        exact optimum of the relaxation instead, ``Z = e_i e_i'`` at the
+        largest variance, of value ``Sigma_ii - lam <= 0``.
 
     Notes
     -----
