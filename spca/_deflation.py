@@ -39,7 +39,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._bca import DSPCAResult, EmptyProblemWarning
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
-from ._validation import _as_real_dense, check_int, check_lam, check_positive, check_tol
+from ._validation import (
+    _as_real_dense,
+    check_bool,
+    check_int,
+    check_lam,
+    check_positive,
+    check_tol,
+)
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
 
 __all__ = [
@@ -583,6 +590,7 @@ def sparse_components(
     lam_rtol = check_positive(lam_rtol, "lam_rtol")
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
+    verbose = check_bool(verbose, "verbose")
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     # An operator the package formed itself is taken as is (see

@@ -748,6 +748,7 @@ def dspca_cardinality(
     lam_rtol = check_positive(lam_rtol, "lam_rtol")
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
+    verbose = check_bool(verbose, "verbose")
     cov = _MatrixCovariance(Sigma)
     if k > cov.n:
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={k}")

@@ -80,6 +80,12 @@ def test_first_order_checks_verbose_too():
         spca.dspca_first_order(_sigma(4), 0.1, verbose="yes")
     with pytest.raises(TypeError, match="qp_finish must be True or False"):
         spca.dspca_cardinality(_sigma(4), 2, qp_finish="no")
+    with pytest.raises(TypeError, match="verbose must be True or False"):
+        spca.dspca_cardinality(_sigma(4), 2, verbose=1)
+    with pytest.raises(TypeError, match="verbose must be True or False"):
+        spca.sparse_components(_sigma(4), 1, cardinality=2, verbose="")
+    with pytest.raises(TypeError, match="qp_finish must be True or False"):
+        spca.sparse_components(_sigma(4), 1, cardinality=2, qp_finish="no")
 
 
 def test_an_indefinite_start_on_an_unsolved_feature_does_not_reach_the_result():

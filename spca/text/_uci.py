@@ -55,7 +55,7 @@ _INT32_MAX = int(np.iinfo(np.int32).max)
 #: above ``_SIZE_FLOOR``: arrays of that length are allocated before any record
 #: is read, so a corrupt or hostile header must not size them alone.
 _SIZE_PER_RECORD = 64
-_SIZE_FLOOR = 1 << 24
+_SIZE_FLOOR = 1 << 22
 #: Shortest record line ("1 1 1\n") and the largest deflate expansion ratio.
 _MIN_RECORD_BYTES = 6
 _MAX_GZIP_RATIO = 1032
