@@ -5,24 +5,10 @@ of Zhang & El Ghaoui (NIPS 2011), with safe feature elimination in front of it
 and a certified duality gap on every answer.
 """
 
-import sys as _sys
+from . import _interrupt
 
-if _sys.argv and (
-    _sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] in ("spca", "spca.exe", "spca-script.py")
-    or (_sys.argv[0] == "-m" and "spca" in getattr(_sys, "orig_argv", ()))
-):
-    # The `spca` command: Ctrl-C while its imports are still running (numpy,
-    # scipy, ...) ends it with one line, as it does later (spca.cli.main).
-    def _interrupted_while_importing(signum, frame):  # pragma: no cover - subprocess
-        import os
-
-        _sys.stderr.write("spca: interrupted\n")
-        _sys.stderr.flush()
-        os._exit(130)
-
-    import signal as _signal
-
-    _signal.signal(_signal.SIGINT, _interrupted_while_importing)
+if _interrupt.is_the_command():  # one line, not a traceback, on Ctrl-C while importing
+    _interrupt.install()
 
 try:
     from . import _bca_fast  # noqa: F401 - the first compiled module: is spca built?
