@@ -159,3 +159,18 @@ def test_import_from_the_source_tree_says_what_to_do(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: spca is imported from its source tree")
     assert "another directory" in last and "pip install" in last
+
+
+def test_cache_rebuild_deletes_only_its_own_files(tmp_path, docword):
+    from spca.text import cache_uci_bow
+
+    target = cache_uci_bow(docword, tmp_path / "c")
+    (target / "notes.txt").write_text("mine")
+    os.utime(docword, ns=(1, 1))  # the source changed: the cache is out of date
+    with pytest.raises(FileExistsError, match="not an spca cache .*notes.txt"):
+        cache_uci_bow(docword, tmp_path / "c")
+    assert (target / "notes.txt").read_text() == "mine"
+    (target / "notes.txt").unlink()
+    again = cache_uci_bow(docword, tmp_path / "c")
+    assert again == target and sorted(p.name for p in target.iterdir()) == [
+        "count.npy", "doc.npy", "spca_cache.json", "word.npy"]

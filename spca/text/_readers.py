@@ -17,6 +17,7 @@ A *source* is any of
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -250,6 +251,13 @@ def cache_uci_bow(
             meta.get(k) == v for k, v in stamp.items()
         ):
             return target
+    if target.exists():
+        foreign = ["(a file, not a directory)"] if not target.is_dir() else sorted(
+            p.name for p in target.iterdir()
+            if p.name not in ("doc.npy", "word.npy", "count.npy", _CACHE_META))
+        if foreign:
+            raise FileExistsError(f"{target} exists and is not an spca cache ({foreign[0]!r}); "
+                                  "refusing to replace it")
     header = read_uci_header(src)
     tmp = _shared_tmpdir(root, src.name)
     try:
@@ -273,8 +281,11 @@ def cache_uci_bow(
         meta = {"version": _CACHE_VERSION, "n_docs": header.n_docs,
                 "n_words": header.n_words, "nnz": header.nnz, **stamp}
         (tmp / _CACHE_META).write_text(json.dumps(meta, indent=1))
-        if target.exists():
-            shutil.rmtree(target)
+        if target.exists():  # an out-of-date cache: only its own files are deleted
+            for name in ("doc.npy", "word.npy", "count.npy", _CACHE_META):
+                with contextlib.suppress(FileNotFoundError):
+                    (target / name).unlink()
+            target.rmdir()  # OSError if anything else is in it: not ours to delete
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
