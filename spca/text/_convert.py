@@ -377,6 +377,7 @@ def convert_uci_to_parquet(
     --------
     >>> import tempfile, os
     >>> from spca.datasets import data_path
+    >>> from spca.text import convert_uci_to_parquet, open_parquet
     >>> out = convert_uci_to_parquet(data_path("docword.reuters.txt.gz"),
     ...                              os.path.join(tempfile.mkdtemp(), "reuters"), shards=3)
     >>> open_parquet(out).nnz
