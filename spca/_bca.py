@@ -378,7 +378,7 @@ def dspca_bca(
     ValueError
         If ``Sigma`` is not square, not symmetric, holds NaN or inf, has a
         negative diagonal entry or is not positive semidefinite on the features
-        solved over, or has its largest variance outside ``[1e-150, 1e150]``
+        solved over, or has its largest variance outside ``[1e-290, 1e150]``
         (rescale ``Sigma`` and ``lam`` together); if ``lam < 0``, ``beta`` is
         below ``1e-20`` times the squared largest variance, ``tol`` is outside
         ``[1e-12, 1)`` or ``X0`` is not positive semidefinite (or not positive

@@ -54,7 +54,7 @@ MIN_BETA = 1e-20
 #: Largest variances handled: the solvers square them (barrier parameter) and
 #: add entries together; beyond these the result would overflow or underflow.
 MAX_SCALE = 1e150
-MIN_SCALE = 1e-150
+MIN_SCALE = 1e-290
 
 
 def check_tol(tol: Any) -> float:

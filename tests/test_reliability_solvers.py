@@ -39,15 +39,22 @@ def test_no_elimination_with_lam_above_every_variance_is_feasible(solver, Sigma,
         assert v @ Sigma @ v - lam * np.abs(v).sum() ** 2 <= res.upper_bound + 1e-12
 
 
-@pytest.mark.parametrize("solver", [spca.dspca_bca, spca.dspca_first_order])
-@pytest.mark.parametrize("value", [1e308, 1.34e154, 1e151, 1e-300, 1e-200])
+_SOLVERS = [
+    spca.dspca_bca, spca.dspca_first_order,
+    lambda S, lam: spca.dspca_cardinality(S, 1).result,
+    lambda S, lam: spca.sparse_components(S, 1, cardinality=1).components[0].result,
+]
+
+
+@pytest.mark.parametrize("solver", _SOLVERS)
+@pytest.mark.parametrize("value", [1e308, 1.34e154, 1e151, 1e-300, 1e-295])
 def test_entries_near_the_float_limits_are_refused_clearly(solver, value):
-    with pytest.raises(ValueError, match=r"largest variance .* is outside \[1e-150, 1e\+150\]"):
-        solver(np.array([[value]]), value / 2)
+    with pytest.raises(ValueError, match=r"largest variance .* is outside \[1e-290, 1e\+150\]"):
+        solver(np.array([[value, 0], [0, value / 3]]), value / 2)
 
 
-@pytest.mark.parametrize("solver", [spca.dspca_bca, spca.dspca_first_order])
-@pytest.mark.parametrize("c", [1e150, 1e-150])
+@pytest.mark.parametrize("solver", _SOLVERS)
+@pytest.mark.parametrize("c", [1e150, 1e-150, 1e-290])
 def test_entries_at_the_limits_give_the_scaled_answer(solver, c):
     S = _sigma(6)
     with warnings.catch_warnings():
