@@ -259,3 +259,25 @@ def test_the_fuzz_cap_stops_a_huge_allocation():
     with pytest.raises(MemoryError), _address_space_cap():
         np.ones(2 * 10**9)  # 16 GB
     np.ones(10**7)  # and the cap is lifted afterwards
+
+
+if st is not None:
+
+    @_FUZZ
+    @given(field=st.sampled_from(["n_docs", "n_words", "nnz", "row_start", "row_stop",
+                                  "shard_nnz"]),
+           value=st.sampled_from([-1, 0, 1, 7, 2**31, 2**40, 2**63 + 5, 10**30, "x", None]))
+    def test_fuzz_parquet_manifest(tmp_path_factory, field, value):
+        import json
+
+        from spca.text import write_parquet
+
+        out = write_parquet(small_counts(3), tmp_path_factory.mktemp("man") / "pq", shards=2)
+        m = json.loads((out / "_spca.json").read_text())
+        if field in ("n_docs", "n_words", "nnz"):
+            m[field] = value
+        else:
+            m["shards"][1][field.removeprefix("shard_")] = value
+        (out / "_spca.json").write_text(json.dumps(m))
+        result = _read_capped("parquet", out)
+        assert result.startswith(("OK", "ERROR")), result
