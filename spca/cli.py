@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
             "directory of shards part-00000.parquet, ... with columns doc, word, count "
             "(0-based) and a manifest _spca.json. The file is streamed in bounded memory; "
             "shards hold about equal numbers of nonzeros and never split a document. "
+            "The dataset is built in a hidden directory .OUT_DIR.*.tmp beside OUT_DIR and "
+            "renamed into place when complete; one left by a killed conversion is "
+            "deleted by the next conversion to OUT_DIR. "
             'Needs pyarrow (pip install "spca[dask]").'
         ),
     )
@@ -244,6 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     # here on an interrupt is a KeyboardInterrupt, reported below.
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM unwinds like Ctrl-C, so that a conversion removes its temporary
+    # directory (SIGKILL cannot be caught: see `spca convert --help`)
+    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     args = _parser().parse_args(argv)
     try:
         return _convert(args) if args.command == "convert" else _topics(args)
@@ -254,3 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         print("spca: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("spca: terminated", file=sys.stderr)
+        return 143
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler of :func:`main`."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise _Terminated

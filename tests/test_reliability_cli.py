@@ -174,3 +174,32 @@ def test_cache_rebuild_deletes_only_its_own_files(tmp_path, docword):
     again = cache_uci_bow(docword, tmp_path / "c")
     assert again == target and sorted(p.name for p in target.iterdir()) == [
         "count.npy", "doc.npy", "spca_cache.json", "word.npy"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_killed_conversion_leaves_nothing_for_long(tmp_path, docword, sig):
+    import signal
+    import time
+
+    env = dict(os.environ, _SPCA_CONVERT_CHUNK_DELAY="60")  # stalls before the first chunk
+    proc = subprocess.Popen([sys.executable, "-m", "spca", "convert", str(docword),
+                             str(tmp_path / "pq")], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".pq.*.tmp/.spca-writer")):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+            time.sleep(0.02)
+        proc.send_signal(getattr(signal, sig))
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    left = list(tmp_path.glob(".pq.*"))
+    if sig == "SIGTERM":  # unwinds: one line, its temporary directory removed
+        assert proc.returncode == 143 and err == "spca: terminated\n"
+        assert left == []
+    else:  # cannot be caught: the next conversion removes what it left
+        assert proc.returncode == -9 and len(left) == 1
+        assert run("convert", str(docword), str(tmp_path / "pq"), cwd=tmp_path).returncode == 0
+        assert list(tmp_path.glob(".pq.*")) == [] and (tmp_path / "pq" / "_spca.json").exists()

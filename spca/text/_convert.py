@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,10 @@ def write_parquet(
         targets = [round(src.nnz * k / shards) for k in range(1, shards)]
         done = 0  # records written so far
         switch_next = False  # a shard boundary falls at the start of the next chunk
+        delay = float(os.environ.get(_DELAY_ENV) or 0)
         for chunk in src.chunks(chunk_size):
+            if delay:
+                time.sleep(delay)
             doc, word, count = chunk.doc, chunk.word, chunk.count
             n = len(doc)
             if n == 0:
@@ -233,6 +237,9 @@ def write_parquet(
         raise
     return out
 
+
+#: Test hook: seconds to sleep before writing each chunk.
+_DELAY_ENV = "_SPCA_CONVERT_CHUNK_DELAY"
 
 #: Marker file of a dataset being written: "<host> <pid>" of the writer
 #: (removed just before the dataset is swapped in).
