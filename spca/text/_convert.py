@@ -55,6 +55,7 @@ class _ShardWriter:
         self.writer = self.pq.ParquetWriter(
             self.directory / name, self.schema, compression=self.compression,
             sorting_columns=[self.pq.SortingColumn(0), self.pq.SortingColumn(1)],
+            write_page_checksum=True,  # a flipped bit in a data page is an error when read
         )
 
     def write(self, doc: np.ndarray, word: np.ndarray, count: np.ndarray) -> None:

@@ -144,7 +144,8 @@ def _open_parquet_file(path: str) -> Any:
     if not os.path.exists(path):
         raise FileNotFoundError(f"missing shard: {path}")
     try:
-        return pq.ParquetFile(path)
+        # pages written with a CRC (as write_parquet does) are verified when read
+        return pq.ParquetFile(path, page_checksum_verification=True)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
         raise ValueError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
 
