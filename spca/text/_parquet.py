@@ -130,6 +130,11 @@ class _ShardPiece:
     row_stop: int
     n_words: int
     nnz: int | None = None
+    #: Written by :func:`write_parquet` (listed in a manifest): row groups in
+    #: document order, checked while streaming instead of from the footer's
+    #: column statistics (reading those from some corrupt footers aborts the
+    #: process inside pyarrow 26).
+    ordered: bool = False
 
     @property
     def label(self) -> str:
@@ -259,8 +264,8 @@ def _iter_shard(piece: _ShardPiece, chunk_size: int) -> Iterator[DocumentChunk]:
     md = pf.metadata
     if piece.nnz is not None and md.num_rows != piece.nnz:
         raise ValueError(f"{path}: has {md.num_rows} rows, expected {piece.nnz}")
-    ranges = _group_ranges(pf)
-    ordered = ranges is not None and all(
+    ranges = None if piece.ordered else _group_ranges(pf)
+    ordered = piece.ordered or ranges is not None and all(
         a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False)
     )
     columns = list(_COLUMNS)
@@ -285,8 +290,9 @@ def _iter_shard(piece: _ShardPiece, chunk_size: int) -> Iterator[DocumentChunk]:
         first = int(doc[0]) * piece.n_words + int(word[0])
         if first <= last_key:
             raise ValueError(
-                f"{path}: row groups are not ordered by document although the footer "
-                "statistics say so (corrupt file?)"
+                f"{path}: row groups are not ordered by document although the "
+                + ("manifest says" if piece.ordered else "footer statistics say")
+                + " so (corrupt file?)"
             )
         last_key = int(doc[-1]) * piece.n_words + int(word[-1])
         parts.append((doc, word, count))
@@ -557,7 +563,8 @@ def _open_with_manifest(root: Path, manifest_path: Path, n_docs: int | None,
         problem = check_corpus_size(what, value, nnz)
         if problem:
             raise ValueError(f"{manifest_path}: {problem}")
-    shards = sorted((_ShardPiece(str(root / f), a, b, W, n) for f, a, b, n in listed),
+    shards = sorted((_ShardPiece(str(root / f), a, b, W, n, ordered=True)
+                     for f, a, b, n in listed),
                     key=lambda s: (s.row_start, s.row_stop))
     for s in shards:
         if not 0 <= s.row_start < s.row_stop <= D:
