@@ -5,6 +5,27 @@ of Zhang & El Ghaoui (NIPS 2011), with safe feature elimination in front of it
 and a certified duality gap on every answer.
 """
 
+from . import _interrupt
+
+if _interrupt.is_the_command():  # one line, not a traceback, on Ctrl-C while importing
+    _interrupt.install()
+
+try:
+    from . import _bca_fast  # noqa: F401 - the first compiled module: is spca built?
+except ImportError as _exc:
+    import os as _os
+
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.exists(_os.path.join(_here, "_bca_fast.pyx")):
+        raise ImportError(
+            f"spca is imported from its source tree ({_here}), where its compiled "
+            "(Cython) modules are not built. To use an installed spca, run Python from "
+            "another directory than the repository root; to work on the source, build it "
+            "in place (pip install meson-python ninja Cython numpy scipy, then "
+            "pip install --no-build-isolation -e .; see README.md, 'Development')."
+        ) from _exc
+    raise
+
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning, dspca_bca
 from ._deflation import (
     DeflationWarning,

@@ -30,11 +30,15 @@ from ._certificate import (
 )
 from ._screening import safe_feature_elimination
 from ._validation import (
+    MIN_BETA,
+    check_bool,
     check_covariance_shape,
     check_int,
     check_lam,
     check_positive,
     check_psd,
+    check_scale,
+    check_start,
     check_tol,
     dense_block,
 )
@@ -332,9 +336,11 @@ def dspca_bca(
         it tenfold whenever the barrier problem is solved to its own accuracy
         and the gap is not yet certified, down to ``tol * phi0^2 / (2 n)``.
         Either way scaling ``Sigma`` and ``lam`` by ``c`` scales beta by
-        ``c^2`` and gives the same ``Z``.
+        ``c^2`` and gives the same ``Z``.  At least ``1e-20`` times the
+        squared largest variance.
     tol : float, default=1e-6
-        Target relative duality gap ``(upper_bound - objective) / upper_bound``.
+        Target relative duality gap ``(upper_bound - objective) / upper_bound``,
+        in ``[1e-12, 1)``.
     max_sweeps : int, default=500
         Maximum number of sweeps over all columns.
     eliminate : bool, default=True
@@ -344,7 +350,8 @@ def dspca_bca(
     X0 : array-like of shape (n_features, n_features) or DSPCAResult, optional
         Warm start: a positive definite barrier iterate, typically
         ``result.X`` or the result itself (which also reuses its dual columns)
-        from a nearby ``lam``.  Features whose row of ``X0`` is zero (e.g.
+        from a nearby ``lam``.  An array must be real, symmetric, positive
+        semidefinite and of the shape of ``Sigma``.  Features whose row of ``X0`` is zero (e.g.
         eliminated at the earlier ``lam``) start at a tenth of the
         cold start's diagonal.
     max_qp_passes : int, default=5
@@ -373,10 +380,14 @@ def dspca_bca(
     ValueError
         If ``Sigma`` is not square, not symmetric, holds NaN or inf, has a
         negative diagonal entry or is not positive semidefinite on the features
-        solved over; if ``lam < 0``, ``beta <= 0``, ``tol`` is outside (0, 1) or
-        ``X0`` is not positive definite.
+        solved over, or has its largest variance outside ``[1e-290, 1e150]``
+        (rescale ``Sigma`` and ``lam`` together); if ``lam < 0``, ``beta`` is
+        below ``1e-20`` times the squared largest variance, ``tol`` is outside
+        ``[1e-12, 1)`` or ``X0`` is not positive semidefinite (or not positive
+        definite on the features solved over).
     TypeError
-        If an argument has the wrong type (e.g. a string or complex matrix).
+        If an argument has the wrong type (e.g. a string or complex matrix,
+        or a bool option that is not ``True`` or ``False``).
 
     Warns
     -----
@@ -385,7 +396,9 @@ def dspca_bca(
     EmptyProblemWarning
         When no feature has ``Sigma_ii > lam``: the result has an empty support,
         ``Z = 0`` and objective 0 (the value of the penalised cardinality
-        problem for the empty pattern).
+        problem for the empty pattern).  With ``eliminate=False`` it is the
+        exact optimum of the relaxation instead, ``Z = e_i e_i'`` at the
+        largest variance, of value ``Sigma_ii - lam <= 0``.
 
     Notes
     -----
@@ -446,12 +459,24 @@ def dspca_bca(
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     max_qp_passes = check_int(max_qp_passes, "max_qp_passes")
     qp_tol = check_positive(qp_tol, "qp_tol")
+    qp_finish = check_bool(qp_finish, "qp_finish")
+    verbose = check_bool(verbose, "verbose")
     if beta is not None:
         beta = check_positive(beta, "beta")
     S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = time.perf_counter()
+    if X0 is not None:
+        check_start(X0, n)
     if kept.size == 0:
-        return _empty_result(n, lam, tol, bool(eliminate), t_start)
+        return _empty_result(n, lam, tol, bool(eliminate), t_start, S_in)
+    if beta is not None:
+        top = float(np.max(S_in.diagonal()))
+        if beta < MIN_BETA * top * top:
+            raise ValueError(
+                f"beta must be >= {MIN_BETA:g} x (largest variance)^2 = "
+                f"{MIN_BETA * top * top:.3g} (smaller barrier parameters lose the iterate's "
+                f"definiteness in double precision), got {beta!r}"
+            )
 
     with _blas_threads(kept.size):
         return _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
@@ -485,18 +510,21 @@ def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarra
     unless none has a variance above ``lam``. An empty ``kept`` comes with an
     :class:`EmptyProblemWarning` (attributed to the solver's caller).
     """
-    if not isinstance(eliminate, bool | np.bool_):
-        raise TypeError(f"eliminate must be True or False, got {eliminate!r}")
+    eliminate = check_bool(eliminate, "eliminate")
     S_in, diag = check_covariance_shape(Sigma)
+    check_scale(diag)
     n = diag.size
     if eliminate:
         kept = safe_feature_elimination(diag, lam)
     else:
         kept = np.arange(n, dtype=np.intp) if diag.max() > lam else np.empty(0, np.intp)
     if kept.size == 0:
+        what = ("the solution is the empty component" if eliminate else
+                "the solution is the single feature of largest variance, of value "
+                "variance - lam <= 0")
         warnings.warn(
             f"every feature has variance <= lam = {lam!r} (largest variance "
-            f"{float(diag.max())!r}): the solution is the empty component",
+            f"{float(diag.max())!r}): {what}",
             EmptyProblemWarning,
             stacklevel=3,
         )
@@ -857,8 +885,32 @@ def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarr
 
 
 def _empty_result(n: int, lam: float, tol: float, eliminate: bool,
-                  t_start: float) -> DSPCAResult:
+                  t_start: float, Sigma: Any = None) -> DSPCAResult:
+    """The result when every variance is ``<= lam``: the empty component (with
+    elimination), else the exact optimum over all features.
+
+    Without elimination ``Z`` must be feasible (``Tr Z = 1``): for any such
+    ``Z``, ``Tr(Sigma Z) - lam ||Z||_1 <= max_i Sigma_ii - lam`` (as
+    ``|Sigma_ij| <= sqrt(Sigma_ii Sigma_jj) <= lam``), and ``Z = e_i e_i'`` at
+    the largest variance attains it: objective = upper bound, gap 0.
+    """
     total = time.perf_counter() - t_start
+    if not eliminate and Sigma is not None:
+        diag = np.asarray(Sigma.diagonal(), dtype=np.float64)
+        i = int(np.argmax(diag))
+        value = float(diag[i]) - lam
+        Z = np.zeros((n, n))
+        Z[i, i] = 1.0
+        loadings = np.zeros(n)
+        loadings[i] = 1.0
+        return DSPCAResult(
+            Z_reduced=Z, X_reduced=diagonal_matrix(np.full(n, 1.0 / n)), objective=value,
+            upper_bound=value, gap=0.0, converged=True, tol=tol, lam=lam, beta=0.0,
+            loadings=loadings, support=np.array([i], dtype=np.intp),
+            explained_variance=float(diag[i]), kept=np.arange(n, dtype=np.intp),
+            n_features=n, eliminate=False, n_sweeps=0, n_qp_passes=0, primal="exact",
+            dual="exact", timings={"total": total}, history=(),
+        )
     return DSPCAResult(
         Z_reduced=np.zeros((0, 0)),
         X_reduced=np.zeros((0, 0)),

@@ -41,7 +41,14 @@ from numpy.typing import ArrayLike, NDArray
 from . import _ksparse
 from ._bca import DSPCAResult, EmptyProblemWarning
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
-from ._validation import _as_real_dense, check_int, check_lam, check_positive, check_tol
+from ._validation import (
+    _as_real_dense,
+    check_bool,
+    check_int,
+    check_lam,
+    check_positive,
+    check_tol,
+)
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
 
 __all__ = [
@@ -55,9 +62,12 @@ __all__ = [
 
 DEFLATIONS = ("schur", "projection", "removal")
 
-# Deflated variances below this fraction of the largest original variance are
-# rounding error (e.g. on the support of a Schur-deflated component) and are
-# set to zero, so that such features are eliminated at every lam >= 0.
+# Deflated variances below this fraction of the feature's own original
+# variance are rounding error (e.g. on the support of a Schur-deflated
+# component) and are set to zero, so that such features are eliminated at
+# every lam >= 0.  Per feature, so that it does not depend on the features'
+# scales (relative to the largest variance, a feature 1e-10 times smaller than
+# another was dropped before any deflation).
 VARIANCE_RTOL = 1e-10
 
 Deflation = Literal["schur", "projection", "removal"]
@@ -163,7 +173,7 @@ class _DeflatedCovariance(_Covariance):
         self.L = np.zeros((self.n, 0))
         self.C = np.zeros((0, 0))
         self.active = np.ones(self.n, dtype=bool)
-        self.floor = VARIANCE_RTOL * float(base.diag.max()) if base.diag.size else 0.0
+        self.floor = VARIANCE_RTOL * base.diag  # per feature: scale-invariant
         # Every deflation of a PSD matrix is PSD (up to rounding).
         self.psd_checked = base.psd_checked
         # (see _Solver.outside: deflation never raises the variance of a
@@ -463,7 +473,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             if res.lam >= work.outside_variance:
                 bound = min(bound, res.upper_bound + res.lam * m)
         c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
-        if not c > work.floor:
+        if not c > float(x * x @ work.floor):  # the floor of x's own features
             message = (f"component {t} explains no variance of the deflated covariance "
                        f"(x' Sigma x = {float(c)!r})")
             break
@@ -616,8 +626,8 @@ def sparse_components(
     not the set of components jointly). The deflated matrices are not formed:
     they are represented as ``Sigma`` plus a low-rank term (or a feature mask
     for ``"removal"``), and only the blocks needed by the solves are
-    computed. Deflated variances
-    below ``1e-10`` times the largest variance are treated as 0.
+    computed. Deflated variances below ``1e-10`` times their own original
+    variance are treated as 0.
 
     Examples
     --------
@@ -639,6 +649,7 @@ def sparse_components(
     lam_rtol = check_positive(lam_rtol, "lam_rtol")
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
+    verbose = check_bool(verbose, "verbose")
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     # An operator the package formed itself is taken as is (see

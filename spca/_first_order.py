@@ -38,6 +38,7 @@ from ._bca import (
 )
 from ._certificate import EPS, Certificate, dspca_objective, lambda_max_upper, relative_gap
 from ._validation import (
+    check_bool,
     check_int,
     check_lam,
     check_positive,
@@ -286,10 +287,11 @@ def dspca_first_order(
         max_time = check_positive(max_time, "max_time")
     if mu is not None:
         mu = check_positive(mu, "mu")
+    verbose = check_bool(verbose, "verbose")
     S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = time.perf_counter()
     if kept.size == 0:
-        return _empty_result(n, lam, tol, bool(eliminate), t_start)
+        return _empty_result(n, lam, tol, bool(eliminate), t_start, S_in)
 
     B = dense_block(S_in, kept)
     check_psd(B, kept)

@@ -40,7 +40,7 @@ from ._bca import (
     _block_bound,
     _dspca_bca_checked,
 )
-from ._validation import check_int, check_positive, check_psd, check_tol
+from ._validation import check_bool, check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
 __all__ = ["CardinalityPath", "CardinalityResult", "LamTrial", "cardinality_path",
@@ -836,7 +836,7 @@ def _solver_options(max_qp_passes: Any, qp_tol: Any, qp_finish: Any) -> dict[str
     return {
         "max_qp_passes": check_int(max_qp_passes, "max_qp_passes"),
         "qp_tol": check_positive(qp_tol, "qp_tol"),
-        "qp_finish": qp_finish,
+        "qp_finish": check_bool(qp_finish, "qp_finish"),
     }
 
 
@@ -1000,6 +1000,7 @@ def dspca_cardinality(
     lam_rtol = check_positive(lam_rtol, "lam_rtol")
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
+    verbose = check_bool(verbose, "verbose")
     cov = _MatrixCovariance(Sigma)
     if k > cov.n:
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={k}")

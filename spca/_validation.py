@@ -45,12 +45,48 @@ def check_positive(value: Any, name: str) -> float:
     return out
 
 
+#: Smallest relative duality gap accepted: below it the gap is rounding error
+#: of the bounds themselves (double precision), and the barrier parameter it
+#: implies makes the iterate lose definiteness.
+MIN_TOL = 1e-12
+#: Smallest barrier parameter accepted, relative to the squared largest variance.
+MIN_BETA = 1e-20
+#: Largest variances handled: the solvers square them (barrier parameter) and
+#: add entries together; beyond these the result would overflow or underflow.
+MAX_SCALE = 1e150
+MIN_SCALE = 1e-290
+
+
 def check_tol(tol: Any) -> float:
-    """Return ``tol`` as a float, checking ``0 < tol < 1``."""
+    """Return ``tol`` as a float, checking ``MIN_TOL <= tol < 1``."""
     out = check_positive(tol, "tol")
     if out >= 1:
         raise ValueError(f"tol is a relative duality gap and must be < 1, got {tol!r}")
+    if out < MIN_TOL:
+        raise ValueError(
+            f"tol must be >= {MIN_TOL:g} (a relative duality gap below it is rounding error "
+            f"in double precision), got {tol!r}"
+        )
     return out
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool, checking that it is ``True`` or ``False``."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_scale(diag: np.ndarray, name: str = "Sigma") -> None:
+    """Refuse a covariance whose largest variance is too large or too small
+    for double precision (see ``MAX_SCALE``), saying how to rescale it."""
+    top = float(diag.max()) if diag.size else 0.0
+    if top > MAX_SCALE or 0.0 < top < MIN_SCALE:
+        raise ValueError(
+            f"{name}'s largest variance {top!r} is outside [{MIN_SCALE:g}, {MAX_SCALE:g}]: "
+            f"multiply {name} and lam by the same power of two to bring it near 1 (Z does "
+            "not change; the objective and the bounds scale alike)"
+        )
 
 
 def check_int(value: Any, name: str, minimum: int = 1) -> int:
@@ -131,8 +167,8 @@ def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
             f"{name} must be symmetric, but {name}[{idx[i]}, {idx[j]}] = {float(B[i, j])!r} "
             f"and {name}[{idx[j]}, {idx[i]}] = {float(B[j, i])!r}"
         )
+    B *= 0.5  # halves first: B + B' may overflow near the float limit
     B += B.T
-    B *= 0.5
     return B
 
 
@@ -156,3 +192,39 @@ def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> None:
             f"features solved over has eigenvalue {float(evals[0])!r} "
             f"(largest entry {scale!r})"
         )
+
+
+def check_start(X0: Any, n: int) -> None:
+    """Check a warm start ``X0`` of a problem with ``n`` features.
+
+    A result of an earlier solve must have ``n`` features; an array must be
+    a real, finite, symmetric ``n x n`` positive semidefinite matrix (an
+    indefinite ``X0`` could end up, on features the solver leaves alone, in
+    the result's ``X``).  ``X0`` is not modified.
+    """
+    if hasattr(X0, "X_reduced") and hasattr(X0, "n_features"):
+        if X0.n_features != n:
+            raise ValueError(f"X0 is a result with {X0.n_features} features, Sigma has {n}")
+        return
+    arr = np.asarray(X0)
+    if np.iscomplexobj(arr):
+        raise TypeError(f"X0 must hold real numbers, got dtype {arr.dtype}")
+    arr = _as_real_dense(arr, "X0")
+    if arr.shape != (n, n):
+        raise ValueError(f"X0 must have shape ({n}, {n}) like Sigma, got {arr.shape}")
+    B = np.asarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(B)):
+        raise ValueError("X0 must be finite, got NaN or inf entries")
+    scale = max(float(np.abs(B).max()), np.finfo(float).tiny)
+    asym = np.abs(B - B.T)
+    if asym.max() > SYM_RTOL * scale:
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        raise ValueError(f"X0 must be symmetric, but X0[{i}, {j}] = {float(B[i, j])!r} and "
+                         f"X0[{j}, {i}] = {float(B[j, i])!r}")
+    d = np.diag(B)
+    if d.min() < 0:
+        i = int(np.argmin(d))
+        raise ValueError(f"X0 must be positive semidefinite, but X0[{i}, {i}] = {float(d[i])!r}")
+    low = float(np.linalg.eigvalsh(0.5 * B + 0.5 * B.T)[0])
+    if low < -PSD_RTOL * scale * max(1, n):
+        raise ValueError(f"X0 must be positive semidefinite, but has eigenvalue {low!r}")

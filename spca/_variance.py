@@ -28,7 +28,13 @@ import scipy.sparse.linalg as spla
 from numpy.typing import ArrayLike, NDArray
 
 from . import _bca_fast
-from ._validation import SYM_RTOL, _as_real_dense, check_covariance_shape, dense_block
+from ._validation import (
+    SYM_RTOL,
+    _as_real_dense,
+    check_covariance_shape,
+    check_scale,
+    dense_block,
+)
 
 __all__ = ["ExplainedVariance", "explained_variance"]
 
@@ -137,12 +143,14 @@ class _MatrixCovariance(_Covariance):
         self.name = name
         self.n = int(S.shape[0])
         self.diag = np.maximum(np.diag(S), 0.0)
+        check_scale(self.diag, name)
         self.S = S
         self.psd_checked = True
         return self
 
     def __init__(self, Sigma: Any, name: str = "Sigma") -> None:
         S, diag = check_covariance_shape(Sigma, name)
+        check_scale(diag, name)
         self.name = name
         self.n = int(diag.size)
         self.diag = diag

@@ -22,11 +22,18 @@ def _ordinal(i: int) -> str:
     return ORDINALS.get(i, f"{i}th")
 
 
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spca",
         description="Large-scale sparse PCA (DSPCA by block coordinate ascent).",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser(
         "topics",
@@ -67,9 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--tol", type=float, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
-                   default="table", help="output format (default: table)")
+                   default="table",
+                   help="output format (default: table); table and markdown print the word "
+                        "lists on stdout and a summary (sizes, lam, explained variance, "
+                        "gaps) on stderr")
     t.add_argument("--quiet", action="store_true",
-                   help="no progress bars (they are shown only on a terminal anyway)")
+                   help="no summary on stderr and no progress bars (these are shown only "
+                        "on a terminal anyway)")
     where = t.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, metavar="N",
                        help="run the corpus passes on a local Dask cluster of N worker "
@@ -86,17 +97,23 @@ def _parser() -> argparse.ArgumentParser:
             "directory of shards part-00000.parquet, ... with columns doc, word, count "
             "(0-based) and a manifest _spca.json. The file is streamed in bounded memory; "
             "shards hold about equal numbers of nonzeros and never split a document. "
+            "The dataset is built in a hidden directory .OUT_DIR.*.tmp beside OUT_DIR and "
+            "renamed into place when complete; one left by a killed conversion is "
+            "deleted by the next conversion to OUT_DIR. "
             'Needs pyarrow (pip install "spca[dask]").'
         ),
     )
     c.add_argument("docword", help="UCI docword file (.txt or .txt.gz)")
-    c.add_argument("out_dir", help="directory to create (must not exist, or be empty)")
+    c.add_argument("out_dir", help="directory to create (must not exist, or be empty, and "
+                                   "must not contain DOCWORD)")
     c.add_argument("--shards", type=int, default=1, metavar="N",
                    help="number of shards (default: 1)")
     c.add_argument("--compression", choices=["zstd", "snappy", "gzip", "lz4", "none"],
                    default="zstd", help="Parquet compression (default: zstd)")
     c.add_argument("--overwrite", action="store_true",
-                   help="replace OUT_DIR if it holds a dataset written by spca convert")
+                   help="replace OUT_DIR if it holds a dataset written by spca convert and "
+                        "nothing else (the new dataset is completed first; only the files "
+                        "the old manifest names are deleted)")
     return parser
 
 
@@ -113,7 +130,12 @@ def _table(res: Any, markdown: bool) -> str:
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         lines = [fmt.format(*heads), "  ".join("-" * w for w in widths)]
         lines += [fmt.format(*r).rstrip() for r in rows]
-    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _summary(res: Any) -> str:
+    topics = res.topics
+    lines = []
     lines.append(
         f"corpus: {res.n_docs} documents x {res.n_words} words; covariance formed "
         f"for {res.n_candidates} candidate words; {res.timings['total']:.2f} s"
@@ -158,6 +180,10 @@ def _topics(args: argparse.Namespace) -> int:
         if not args.docword:
             raise ValueError("a docword file (or --sample) is required")
         source, vocab = args.docword, args.vocab
+        if vocab is not None:  # what can be checked cheaply, before any pass
+            from .text import open_source, read_uci_vocabulary
+
+            read_uci_vocabulary(vocab, open_source(source).n_words)
     progress = not args.quiet and sys.stderr.isatty()
     with _dask_client(args) as client:
         res = sparse_topics(
@@ -172,6 +198,8 @@ def _topics(args: argparse.Namespace) -> int:
         out = _csv(res)
     else:
         out = _table(res, markdown=args.format == "markdown")
+        if not args.quiet:  # on stderr: stdout holds the result alone
+            sys.stderr.write(_summary(res))
     sys.stdout.write(out)
     return 0
 
@@ -215,6 +243,16 @@ def _convert(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``spca`` command; returns the exit status."""
+    import signal
+
+    # spca/__init__ ends the command quietly on Ctrl-C while importing; from
+    # here on an interrupt is a KeyboardInterrupt, reported below.
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # SIGTERM unwinds like Ctrl-C, so that a conversion removes its temporary
+    # directory (SIGKILL cannot be caught: see `spca convert --help`)
+    if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     args = _parser().parse_args(argv)
     try:
         return _convert(args) if args.command == "convert" else _topics(args)
@@ -225,3 +263,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover
         print("spca: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("spca: terminated", file=sys.stderr)
+        return 143
+
+
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler of :func:`main`."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise _Terminated

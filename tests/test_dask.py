@@ -244,3 +244,20 @@ def test_cli_topics_on_a_local_cluster(client, tmp_path, capsys):
     assert main(["topics", str(docword), *args, "--workers", "1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("spca: error: backend=\"dask\" reads a Parquet dataset")
+
+
+def test_dask_pass2_is_accurate_on_large_nearly_constant_counts(client, tmp_path):
+    # the shifted recomputation of the cancelling words runs on the cluster too
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    D = 120
+    C = np.column_stack([1e8 + rng.integers(0, 5, D), 2e9 + rng.integers(0, 5, D),
+                         rng.integers(0, 2, D) * rng.integers(1, 4, D)])
+    out = write_parquet(sp.csr_array(C), tmp_path / "big", shards=3)
+    ref = np.cov(C.astype(np.int64).T - C.astype(np.int64).min(axis=0)[:, None], bias=True)
+    local = candidate_covariance(out, [0, 1, 2])
+    remote = candidate_covariance(out, [0, 1, 2], client=client)
+    sd = np.sqrt(np.diag(ref))
+    for cov in (local, remote):
+        assert np.all(np.abs(cov - ref) <= 1e-8 * np.outer(sd, sd))

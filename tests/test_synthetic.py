@@ -82,8 +82,13 @@ def test_write_uci_roundtrip(tmp_path):
 
 
 def test_argument_checks():
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="n_docs must be >= 1, got 0"):
         make_synthetic_corpus(0, 10)
+    for bad in (10.5, 10.0, True, "10"):  # no silent rounding
+        with pytest.raises(TypeError, match="n_docs must be an integer"):
+            make_synthetic_corpus(bad, 100)
+    with pytest.raises(TypeError, match="n_words must be an integer"):
+        make_synthetic_corpus(10, 100.5)
     with pytest.raises(ValueError, match="nnz_per_doc"):
         make_synthetic_corpus(10, 10, nnz_per_doc=20)
     with pytest.raises(ValueError, match="do not fit"):

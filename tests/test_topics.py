@@ -105,7 +105,13 @@ def test_cli_formats(files, fmt, capsys):
                  "--cardinality", "4", "--format", fmt, "--candidates", "16"])
     assert code == 0
     out = capsys.readouterr()
-    assert out.err == ""  # no progress bars when stderr is not a terminal
+    # no progress bars when stderr is not a terminal; the summary of table and
+    # markdown goes to stderr, so that stdout holds the result alone
+    if fmt in ("json", "csv"):
+        assert out.err == ""
+    else:
+        assert out.err.startswith("corpus: ") and "1st PC: lam=" in out.err
+        assert "corpus:" not in out.out and "lam=" not in out.out
     planted = {f"word{i}" for i in np.asarray(syn.topics[0])}
     if fmt == "json":
         data = json.loads(out.out)
@@ -129,6 +135,14 @@ def test_cli_formats(files, fmt, capsys):
         assert out.out.count("certified ratio=") == 2
         if fmt == "markdown":
             assert out.out.startswith("| 1st PC")
+
+
+def test_cli_quiet_prints_the_table_alone(files, capsys):
+    docword, vocab, _ = files
+    assert main(["topics", str(docword), str(vocab), "--components", "1",
+                 "--cardinality", "4", "--candidates", "16", "--quiet"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and out.out.startswith("1st PC (4 words)")
 
 
 @pytest.mark.parametrize(

@@ -42,10 +42,11 @@ def test_bad_sigma(Sigma, exc, match):
         (dict(lam=0.1, max_sweeps=0), ValueError, r"max_sweeps must be >= 1, got 0"),
         (dict(lam=0.1, max_sweeps=2.5), TypeError, r"max_sweeps must be an integer, got 2\.5"),
         (dict(lam=0.1, eliminate="yes"), TypeError, r"eliminate must be True or False, got 'yes'"),
-        (dict(lam=0.1, X0=np.ones((2, 2))), ValueError, r"X0 has 2 features but Sigma has more"),
-        (dict(lam=0.1, X0=-np.eye(3)), ValueError, r"X0 restricted to the features solved over is not positive definite"),
+        (dict(lam=0.1, X0=np.ones((2, 2))), ValueError, r"X0 must have shape \(3, 3\) like Sigma, got \(2, 2\)"),
+        (dict(lam=0.1, X0=-np.eye(3)), ValueError, r"X0 must be positive semidefinite, but X0\[0, 0\] = -1.0"),
+        (dict(lam=0.1, X0=np.ones((3, 3))), ValueError, r"X0 restricted to the features solved over is not positive definite"),
         (dict(lam=0.1, X0=np.full((3, 3), np.nan)), ValueError, r"X0 must be finite"),
-        (dict(lam=0.1, X0=np.ones(3)), ValueError, r"X0 must be a square matrix, got shape \(3,\)"),
+        (dict(lam=0.1, X0=np.ones(3)), ValueError, r"X0 must have shape \(3, 3\) like Sigma, got \(3,\)"),
     ],
 )
 def test_bad_parameters(kwargs, exc, match):

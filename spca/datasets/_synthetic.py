@@ -13,6 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from .._validation import check_int
 from ..text._corpus import Corpus
 
 __all__ = ["SyntheticCorpus", "make_synthetic_corpus"]
@@ -137,9 +138,10 @@ def make_synthetic_corpus(
     >>> c.counts.shape, len(c.topics), c.topics[0].shape
     ((1000, 300), 5, (5,))
     """
-    n_docs, n_words = int(n_docs), int(n_words)
-    if n_docs < 1 or n_words < 1:
-        raise ValueError(f"n_docs and n_words must be positive, got {n_docs}, {n_words}")
+    n_docs, n_words = check_int(n_docs, "n_docs"), check_int(n_words, "n_words")
+    n_topics = check_int(n_topics, "n_topics", minimum=0)
+    words_per_topic = check_int(words_per_topic, "words_per_topic")
+    batch_docs = check_int(batch_docs, "batch_docs")
     if n_topics < 0 or words_per_topic < 1:
         raise ValueError("n_topics must be >= 0 and words_per_topic >= 1")
     if nnz_per_doc is None:
@@ -323,9 +325,7 @@ topic_rate, topic_decay, topic_strength, batch_docs, random_state :
     """
     from ..text._uci import _format_records
 
-    n_docs, n_words = int(n_docs), int(n_words)
-    if n_docs < 1 or n_words < 1:
-        raise ValueError(f"n_docs and n_words must be positive, got {n_docs}, {n_words}")
+    n_docs, n_words = check_int(n_docs, "n_docs"), check_int(n_words, "n_words")
     if nnz_per_doc is None:
         nnz_per_doc = min(232.0, n_words / 4.0)
     rng, p, cdf, mean_len, topics, rates, mu = _plan(

@@ -21,8 +21,9 @@ Topics
     ranked word lists (the paper's Tables 1 and 2).
 """
 
+from ._convert import convert_uci_to_parquet, write_parquet
 from ._corpus import Corpus
-from ._parquet import PARQUET_MANIFEST, convert_uci_to_parquet, open_parquet, write_parquet
+from ._parquet import PARQUET_MANIFEST, open_parquet
 from ._source import cache_uci_bow, iter_document_chunks, open_source
 from ._stats import (
     TRANSFORMS,

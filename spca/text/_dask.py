@@ -4,8 +4,8 @@ Each *piece* of the corpus (a Parquet shard, a gap of empty documents
 between shards, or a block of whole documents of a cache directory) becomes
 one task that opens its file on the worker -- no corpus data travels from
 the client -- and returns a small partial result
-(:class:`~spca.text._stats.Pass1Partial`: ``4 * n_words`` numbers;
-:class:`~spca.text._stats.Pass2Partial`: ``k * (k + 1)`` numbers).  The
+(:class:`~spca.text._partials.Pass1Partial`: ``4 * n_words`` numbers;
+:class:`~spca.text._partials.Pass2Partial`: ``k * (k + 1)`` numbers).  The
 partials are merged by a tree of combine tasks (fan-in ``_FAN_IN``), so only
 the final result reaches the client.  The tasks are pure functions of their
 arguments: when a worker dies, the scheduler reruns its tasks elsewhere and
@@ -26,15 +26,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._source import _CacheSource, _Source
-from ._stats import (
+from ._partials import (
+    CentredPartial,
     Pass1Partial,
     Pass2Partial,
+    centred_partial,
+    combine_centred,
     combine_pass1,
     combine_pass2,
     pass1_partial,
     pass2_partial,
 )
+from ._readers import _CacheSource, _Source
 
 __all__ = ["dask_pass1", "dask_pass2", "get_client", "local_cluster"]
 
@@ -140,7 +143,7 @@ def source_pieces(src: _Source, chunk_size: int) -> list[Any]:
         For a source the workers cannot open by themselves (a UCI text
         file, an in-memory matrix).
     """
-    from ._parquet import _ParquetSource
+    from ._parquet import _ParquetSource  # lazily: pyarrow-free processes skip it
 
     if isinstance(src, _ParquetSource):
         return src.pieces()
@@ -217,3 +220,27 @@ def dask_pass2(src: _Source, words: NDArray[np.int64], transform: str,
     futures = [client.submit(_piece_pass2, p, words, src.n_words, transform, normalize,
                              idf_f, int(chunk_size), pure=False) for p in pieces]
     return _tree_reduce(client, futures, combine_pass2, fan_in)
+
+
+def _piece_centred(piece: Any, words: NDArray[np.int64], accurate: NDArray[np.intp],
+                   shift: NDArray[np.float64], n_words: int, transform: str,
+                   normalize: str | None, idf: NDArray[np.float64] | None,
+                   chunk_size: int) -> CentredPartial:
+    _delay()
+    return centred_partial(piece.chunks(chunk_size), words, accurate, shift, n_words,
+                           transform, normalize, idf)
+
+
+def dask_centred(src: _Source, words: NDArray[np.int64], accurate: NDArray[np.intp],
+                 shift: NDArray[np.float64], transform: str, normalize: str | None,
+                 idf: NDArray[np.float64] | None, *, chunk_size: int, client: Any = None,
+                 fan_in: int = _FAN_IN) -> CentredPartial:
+    """The accurate rows of pass 2 (:func:`~spca.text._partials.centred_partial`)
+    on a cluster: the summed partial."""
+    client = get_client(client)
+    pieces = source_pieces(src, chunk_size)
+    idf_f = _shared(client, idf)
+    futures = [client.submit(_piece_centred, p, words, accurate, shift, src.n_words,
+                             transform, normalize, idf_f, int(chunk_size), pure=False)
+               for p in pieces]
+    return _tree_reduce(client, futures, combine_centred, fan_in)

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,16 +44,18 @@ from typing import Any
 
 import numpy as np
 
-from ._source import _CACHE_META, _shared_tmpdir, _Source, open_source
-from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
+from ._readers import _CACHE_META, _Source
+from ._uci import DocumentChunk, _first_line, check_corpus_size
 
-__all__ = ["PARQUET_MANIFEST", "convert_uci_to_parquet", "open_parquet", "write_parquet"]
+__all__ = ["PARQUET_MANIFEST", "is_parquet_dataset", "open_parquet"]
 
 PARQUET_MANIFEST = "_spca.json"
 _FORMAT = "spca-parquet"
 _VERSION = 1
 _COLUMNS = ("doc", "word", "count")
 _COMPRESSIONS = ("zstd", "snappy", "gzip", "lz4", "none")
+#: Largest count read: the sum of the squares of 1e12 of them stays finite.
+_MAX_COUNT = 1e148
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -129,6 +130,11 @@ class _ShardPiece:
     row_stop: int
     n_words: int
     nnz: int | None = None
+    #: Written by :func:`write_parquet` (listed in a manifest): row groups in
+    #: document order, checked while streaming instead of from the footer's
+    #: column statistics (reading those from some corrupt footers aborts the
+    #: process inside pyarrow 26).
+    ordered: bool = False
 
     @property
     def label(self) -> str:
@@ -143,9 +149,10 @@ def _open_parquet_file(path: str) -> Any:
     if not os.path.exists(path):
         raise FileNotFoundError(f"missing shard: {path}")
     try:
-        return pq.ParquetFile(path)
+        # pages written with a CRC (as write_parquet does) are verified when read
+        return pq.ParquetFile(path, page_checksum_verification=True)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
-        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
+        raise ValueError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from exc
 
 
 def _check_schema(pf: Any, path: str) -> None:
@@ -190,7 +197,8 @@ def _read(path: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"missing shard: {path}") from exc
     except Exception as exc:
-        raise ValueError(f"{path}: cannot read {what}, corrupt or truncated file ({exc})") \
+        why = _first_line(exc)
+        raise ValueError(f"{path}: cannot read {what}, corrupt or truncated file ({why})") \
             from exc
 
 
@@ -228,6 +236,9 @@ def _sort_and_check(piece: _ShardPiece, doc: np.ndarray, word: np.ndarray,
         raise ValueError(f"{path}: counts must be finite")
     if count.min() < 0:
         raise ValueError(f"{path}: negative count {count.min()} (counts must be >= 0)")
+    if count.max() > _MAX_COUNT:
+        raise ValueError(f"{path}: count {count.max()} is too large (above {_MAX_COUNT:g}: "
+                         "the statistics of its square would overflow float64)")
     doc = doc.astype(np.int64, copy=False)
     word = word.astype(np.int64, copy=False)
     keep = count != 0
@@ -253,8 +264,8 @@ def _iter_shard(piece: _ShardPiece, chunk_size: int) -> Iterator[DocumentChunk]:
     md = pf.metadata
     if piece.nnz is not None and md.num_rows != piece.nnz:
         raise ValueError(f"{path}: has {md.num_rows} rows, expected {piece.nnz}")
-    ranges = _group_ranges(pf)
-    ordered = ranges is not None and all(
+    ranges = None if piece.ordered else _group_ranges(pf)
+    ordered = piece.ordered or ranges is not None and all(
         a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False)
     )
     columns = list(_COLUMNS)
@@ -279,8 +290,9 @@ def _iter_shard(piece: _ShardPiece, chunk_size: int) -> Iterator[DocumentChunk]:
         first = int(doc[0]) * piece.n_words + int(word[0])
         if first <= last_key:
             raise ValueError(
-                f"{path}: row groups are not ordered by document although the footer "
-                "statistics say so (corrupt file?)"
+                f"{path}: row groups are not ordered by document although the "
+                + ("manifest says" if piece.ordered else "footer statistics say")
+                + " so (corrupt file?)"
             )
         last_key = int(doc[-1]) * piece.n_words + int(word[-1])
         parts.append((doc, word, count))
@@ -405,6 +417,18 @@ def _check_disjoint(shards: list[_ShardPiece]) -> None:
             )
 
 
+def _check_sizes(D: int, W: int, nnz: int, infos: list[dict[str, Any]]) -> None:
+    """Refuse document or word counts far above what the records can need,
+    naming the file whose index or metadata implies them."""
+    for what, value, column, key in (("n_docs", D, "doc", "spca.n_docs"),
+                                     ("n_words", W, "word", "spca.n_words")):
+        problem = check_corpus_size(what, value, nnz)
+        if problem:
+            culprit = next((i["path"] for i in infos if i[column] and i[column][1] + 1 == value
+                            or i["meta"].get(key) == str(value)), infos[0]["path"])
+            raise ValueError(f"{culprit}: {problem}")
+
+
 def _resolve(given: int | None, found: int | None, needed: int, what: str,
              where: str) -> int:
     """The number of documents/words: given, else from metadata, else inferred."""
@@ -500,6 +524,7 @@ def open_parquet(
                  str(root))
     if D == 0 or W == 0:
         raise ValueError(f"{root}: empty corpus (no rows)")
+    _check_sizes(D, W, sum(i["nnz"] for i in infos), infos)
     ranges.sort(key=lambda r: (r[0], r[1]))
     shards = [_ShardPiece(i["path"], start, stop, W, i["nnz"]) for start, stop, i in ranges]
     _check_disjoint(shards)
@@ -519,7 +544,8 @@ def _open_with_manifest(root: Path, manifest_path: Path, n_docs: int | None,
         listed = [(str(s["file"]), int(s["row_start"]), int(s["row_stop"]), int(s["nnz"]))
                   for s in m["shards"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{manifest_path}: not a valid spca manifest ({exc})") from exc
+        why = _first_line(exc)
+        raise ValueError(f"{manifest_path}: not a valid spca manifest ({why})") from exc
     for given, found, what in ((n_docs, D, "n_docs"), (n_words, W, "n_words")):
         if given is not None and int(given) != found:
             raise ValueError(f"{root}: {what}={given} given, but the manifest says {found}")
@@ -533,7 +559,12 @@ def _open_with_manifest(root: Path, manifest_path: Path, n_docs: int | None,
                          "(remove it, or the manifest to read the files without it)")
     if sum(s[3] for s in listed) != nnz:
         raise ValueError(f"{manifest_path}: the shards' nnz do not add up to nnz={nnz}")
-    shards = sorted((_ShardPiece(str(root / f), a, b, W, n) for f, a, b, n in listed),
+    for what, value in (("n_docs", D), ("n_words", W)):
+        problem = check_corpus_size(what, value, nnz)
+        if problem:
+            raise ValueError(f"{manifest_path}: {problem}")
+    shards = sorted((_ShardPiece(str(root / f), a, b, W, n, ordered=True)
+                     for f, a, b, n in listed),
                     key=lambda s: (s.row_start, s.row_stop))
     for s in shards:
         if not 0 <= s.row_start < s.row_stop <= D:
@@ -541,248 +572,3 @@ def _open_with_manifest(root: Path, manifest_path: Path, n_docs: int | None,
                              f" of {s.path} (n_docs={D})")
     _check_disjoint(shards)
     return _ParquetSource(root, shards, D, W, nnz, m)
-
-
-# --------------------------------------------------------------------------
-# the writer
-# --------------------------------------------------------------------------
-
-
-class _ShardWriter:
-    """Writes consecutive shards ``part-NNNNN.parquet`` into a directory."""
-
-    def __init__(self, directory: Path, n_docs: int, n_words: int, count_type: Any,
-                 compression: str, row_group_size: int) -> None:
-        self.pa, self.pq = _pyarrow()
-        pa = self.pa
-        self.directory = directory
-        self.n_docs, self.n_words = n_docs, n_words
-        self.schema = pa.schema([("doc", pa.int64()), ("word", pa.int32()),
-                                 ("count", count_type)])
-        self.compression = compression
-        self.row_group_size = row_group_size
-        self.shards: list[dict[str, Any]] = []
-        self.writer: Any = None
-        self.row_start = 0
-        self.nnz = 0
-
-    def open(self, row_start: int) -> None:
-        name = f"part-{len(self.shards):05d}.parquet"
-        self.row_start, self.nnz = row_start, 0
-        self.name = name
-        self.writer = self.pq.ParquetWriter(
-            self.directory / name, self.schema, compression=self.compression,
-            sorting_columns=[self.pq.SortingColumn(0), self.pq.SortingColumn(1)],
-        )
-
-    def write(self, doc: np.ndarray, word: np.ndarray, count: np.ndarray) -> None:
-        if len(doc) == 0:
-            return
-        pa = self.pa
-        table = pa.Table.from_arrays(
-            [pa.array(doc.astype(np.int64, copy=False)),
-             pa.array(word.astype(np.int32, copy=False)),
-             pa.array(count).cast(self.schema.field("count").type)],
-            schema=self.schema,
-        )
-        self.writer.write_table(table, row_group_size=self.row_group_size)
-        self.nnz += len(doc)
-
-    def close(self, row_stop: int) -> None:
-        self.writer.add_key_value_metadata({
-            "spca.version": str(_VERSION), "spca.row_start": str(self.row_start),
-            "spca.row_stop": str(row_stop), "spca.n_docs": str(self.n_docs),
-            "spca.n_words": str(self.n_words), "spca.nnz": str(self.nnz),
-        })
-        self.writer.close()
-        self.writer = None
-        self.shards.append({"file": self.name, "row_start": self.row_start,
-                            "row_stop": row_stop, "nnz": self.nnz})
-
-    def abort(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-
-
-def write_parquet(
-    source: Any, out_dir: str | os.PathLike, *, shards: int = 1,
-    compression: str = "zstd", chunk_size: int = DEFAULT_CHUNK_SIZE,
-    overwrite: bool = False,
-) -> Path:
-    """Write a corpus as a sharded Parquet dataset, streaming, in bounded memory.
-
-    Shards are cut only between documents (a document's words stay in one
-    shard), near ``k * nnz / shards`` records for about equal numbers of
-    nonzeros per shard; documents are sorted, and within a document words
-    keep the source's order (sorted for UCI files).
-
-    Parameters
-    ----------
-    source : path-like, scipy.sparse matrix or Corpus
-        Any source of :func:`~spca.text.iter_document_chunks` (a UCI
-        ``docword`` file, a cache directory, a matrix, another Parquet
-        dataset...).  Never modified.
-    out_dir : str or path-like
-        Directory to create.  It is built under a temporary name next to it
-        and renamed into place, so an interrupted conversion leaves nothing
-        half-written.  It must not exist, or be empty, or (with
-        ``overwrite=True``) be a dataset written by this function.
-    shards : int, default 1
-        Number of shards.  Fewer are written when the corpus has too few
-        documents (or documents too long) to fill them.
-    compression : {"zstd", "snappy", "gzip", "lz4", "none"}, default "zstd"
-        Parquet compression codec.
-    chunk_size : int, default 2**20
-        Records read at a time, and the largest row group; memory is
-        ``O(chunk_size)``.
-    overwrite : bool, default False
-        Replace an existing dataset in ``out_dir``.
-
-    Returns
-    -------
-    out_dir : pathlib.Path
-        The dataset directory, with ``part-00000.parquet``, ... and the
-        manifest ``_spca.json``.
-
-    Raises
-    ------
-    FileExistsError
-        If ``out_dir`` exists and may not be replaced.
-    ValueError
-        For bad arguments or a malformed source.
-    ImportError
-        If pyarrow is not installed.
-    """
-    pa, _ = _pyarrow()
-    shards = int(shards)
-    if shards < 1:
-        raise ValueError(f"shards must be positive, got {shards}")
-    chunk_size = int(chunk_size)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    if compression not in _COMPRESSIONS:
-        raise ValueError(f"compression must be one of {_COMPRESSIONS}, got {compression!r}")
-    src = open_source(source)
-    out = Path(out_dir)
-    if out.exists():
-        if not out.is_dir():
-            raise FileExistsError(f"{out} exists and is not a directory")
-        if any(out.iterdir()) and not (overwrite and (out / PARQUET_MANIFEST).exists()):
-            raise FileExistsError(
-                f"{out} exists and is not empty"
-                + ("" if overwrite else " (overwrite=True replaces an spca Parquet dataset)")
-            )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _shared_tmpdir(out.parent, out.name)
-    writer: _ShardWriter | None = None
-    try:
-        D, W = src.n_docs, src.n_words
-        # cumulative record counts at which shards 1, 2, ... should start
-        targets = [round(src.nnz * k / shards) for k in range(1, shards)]
-        done = 0  # records written so far
-        switch_next = False  # a shard boundary falls at the start of the next chunk
-        for chunk in src.chunks(chunk_size):
-            doc, word, count = chunk.doc, chunk.word, chunk.count
-            n = len(doc)
-            if n == 0:
-                continue
-            if writer is None:
-                dtype = np.asarray(count).dtype
-                ctype = (pa.float64() if np.issubdtype(dtype, np.floating)
-                         else pa.int64() if dtype.itemsize > 4 else pa.int32())
-                writer = _ShardWriter(tmp, D, W, ctype, compression, chunk_size)
-                writer.open(0)
-            elif switch_next and writer.nnz > 0:
-                writer.close(int(doc[0]))
-                writer.open(int(doc[0]))
-            switch_next = False
-            base = done
-            lo = 0
-            while lo < n:
-                cut = n
-                from_target = False
-                while targets and targets[0] < base + n:
-                    t = targets.pop(0) - base
-                    if t < lo:  # passed already (a long document spans several targets)
-                        continue
-                    # the document boundary nearest to the target, never an empty shard
-                    first = int(np.searchsorted(doc, doc[t], side="left"))
-                    last = int(np.searchsorted(doc, doc[t], side="right"))
-                    cut = first if t - first <= last - t else last
-                    if cut <= lo:
-                        cut = lo if writer.nnz > 0 else last
-                    from_target = True
-                    break
-                writer.write(doc[lo:cut], word[lo:cut], count[lo:cut])
-                done += cut - lo
-                if cut < n:
-                    if writer.nnz > 0:
-                        writer.close(int(doc[cut]))
-                        writer.open(int(doc[cut]))
-                elif from_target:
-                    switch_next = True
-                lo = cut
-        if writer is None:
-            raise ValueError(f"{src.label}: empty corpus")
-        writer.close(D)
-        nnz = sum(s["nnz"] for s in writer.shards)
-        manifest = {
-            "format": _FORMAT, "version": _VERSION, "n_docs": D, "n_words": W, "nnz": nnz,
-            "source": src.label, "compression": compression,
-            "columns": {"doc": "int64", "word": "int32",
-                        "count": str(writer.schema.field("count").type)},
-            "shards": writer.shards,
-        }
-        (tmp / PARQUET_MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
-
-
-def convert_uci_to_parquet(
-    docword: str | os.PathLike, out_dir: str | os.PathLike, *, shards: int = 1,
-    compression: str = "zstd", chunk_size: int = DEFAULT_CHUNK_SIZE,
-    overwrite: bool = False,
-) -> Path:
-    """Convert a UCI ``docword`` file (plain or gzip) to a sharded Parquet dataset.
-
-    The file is streamed (memory ``O(chunk_size)``); see :func:`write_parquet`
-    for the layout and the parameters.  This is the ``spca convert`` command.
-
-    Parameters
-    ----------
-    docword : str or path-like
-        The UCI ``docword`` file.
-    out_dir, shards, compression, chunk_size, overwrite :
-        As for :func:`write_parquet`.
-
-    Returns
-    -------
-    out_dir : pathlib.Path
-
-    Raises
-    ------
-    UCIFormatError
-        If the file is malformed.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from spca.datasets import data_path
-    >>> out = convert_uci_to_parquet(data_path("docword.reuters.txt.gz"),
-    ...                              os.path.join(tempfile.mkdtemp(), "reuters"), shards=3)
-    >>> open_parquet(out).nnz
-    60114
-    """
-    path = Path(docword)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    return write_parquet(path, out_dir, shards=shards, compression=compression,
-                         chunk_size=chunk_size, overwrite=overwrite)

@@ -37,22 +37,28 @@ population normalisation ``1/D``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._cooccur import (
-    centre_gram,
-    cooccurrence_add,
-    normalize_documents,
-    symmetrize_gram,
-    word_moments,
+from . import _dask
+from ._cooccur import centre_gram
+from ._partials import (
+    CentredPartial,
+    Pass1Partial,
+    Pass2Partial,
+    centred_partial,
+    combine_pass1,
+    combine_pass2,
+    empty_pass1,
+    idf_from_df,
+    pass1_partial,
+    pass2_partial,
 )
 from ._source import open_source
-from ._uci import DEFAULT_CHUNK_SIZE, DocumentChunk
+from ._uci import DEFAULT_CHUNK_SIZE
 
 __all__ = [
     "TRANSFORMS",
@@ -139,226 +145,17 @@ def _check_transform(transform: str, normalize: str | None) -> None:
         raise ValueError(f"normalize must be None, 'l1' or 'l2', got {normalize!r}")
 
 
-def idf_from_df(document_frequency: ArrayLike, n_docs: int) -> NDArray[np.float64]:
-    """Inverse document frequency ``log(n_docs / df)`` (0 where ``df == 0``).
-
-    Parameters
-    ----------
-    document_frequency : array-like of int
-        Number of documents containing each word.
-    n_docs : int
-        Number of documents.
-
-    Returns
-    -------
-    idf : ndarray of float64
-    """
-    df = np.asarray(document_frequency, dtype=np.float64)
-    idf = np.zeros_like(df)
-    present = df > 0
-    idf[present] = np.log(n_docs / df[present])
-    return idf
-
-
-def _values(chunk: DocumentChunk, transform: str, normalize: str | None,
-            idf: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """Transformed (and normalised) values of the records of a chunk, C-contiguous
-    float64.  Read-only: for ``"count"`` without normalisation this may be
-    ``chunk.count`` itself."""
-    c = chunk.count
-    if transform == "count":
-        x = np.ascontiguousarray(c, dtype=np.float64)
-        if normalize is not None and np.may_share_memory(x, c):
-            x = x.copy()
-    elif transform == "binary":
-        x = np.ones(len(c), dtype=np.float64)
-    elif transform == "log1p":
-        x = np.log1p(np.asarray(c, dtype=np.float64))
-    else:
-        assert idf is not None
-        x = np.asarray(c, dtype=np.float64) * idf[chunk.word]
-    if normalize is not None and len(x):
-        # in place (x is a fresh array); the records of a document are contiguous
-        normalize_documents(_indices(chunk.doc), x, 1 if normalize == "l1" else 2)
-    return x
-
-
-def _indices(a: ArrayLike) -> NDArray[np.integer]:
-    """``a`` as a C-contiguous int32 or int64 array (the kernels' index types)."""
-    a = np.asarray(a)
-    if a.dtype != np.int32 and a.dtype != np.int64:
-        a = a.astype(np.int64)
-    return np.ascontiguousarray(a)
-
-
 def _check_backend(backend: str, client: Any) -> str:
     if backend not in _BACKENDS:
         raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
     return "dask" if client is not None else backend
 
 
-# --------------------------------------------------------------------------
-# partial results: computed over any run of whole documents, then combined
-# --------------------------------------------------------------------------
-
-
-class Pass1Partial(NamedTuple):
-    """Pass-1 sums over a block of whole documents (see :func:`pass1_partial`).
-
-    Attributes
-    ----------
-    n_docs : int
-        Number of documents covered (empty documents included).
-    mean : ndarray of shape (n_words,)
-        Column means over these documents.
-    m2 : ndarray of shape (n_words,)
-        Sums of squared deviations from ``mean`` over these documents.
-    document_frequency : ndarray of int64 of shape (n_words,)
-        Documents of the block containing each word.
-    nnz : int
-        Records (nonzero entries) in the block.
-    """
-
-    n_docs: int
-    mean: NDArray[np.float64]
-    m2: NDArray[np.float64]
-    document_frequency: NDArray[np.int64]
-    nnz: int
-
-
-def empty_pass1(n_docs: int, n_words: int) -> Pass1Partial:
-    """The pass-1 partial of ``n_docs`` empty documents."""
-    return Pass1Partial(int(n_docs), np.zeros(n_words), np.zeros(n_words),
-                        np.zeros(n_words, dtype=np.int64), 0)
-
-
-def combine_pass1(*parts: Pass1Partial) -> Pass1Partial:
-    """Merge pass-1 partials of disjoint blocks of documents.
-
-    Chan, Golub & LeVeque's pairwise update, applied left to right: the
-    result does not depend on the grouping except for rounding.  The
-    integer parts (document frequencies, nnz) are exact.  The inputs are
-    not modified.
-    """
-    if not parts:
-        raise ValueError("combine_pass1 needs at least one partial")
-    n, mean, m2 = parts[0].n_docs, parts[0].mean.copy(), parts[0].m2.copy()
-    df = parts[0].document_frequency.copy()
-    nnz = parts[0].nnz
-    for p in parts[1:]:
-        df += p.document_frequency
-        nnz += p.nnz
-        if p.n_docs == 0:
-            continue
-        total = n + p.n_docs
-        delta = p.mean - mean
-        mean += delta * (p.n_docs / total)
-        m2 += p.m2 + delta * delta * (n * p.n_docs / total)
-        n = total
-    return Pass1Partial(n, mean, m2, df, nnz)
-
-
-def pass1_partial(chunks: Iterable[DocumentChunk], n_words: int, transform: str,
-                  normalize: str | None, idf: NDArray[np.float64] | None) -> Pass1Partial:
-    """Pass-1 partial (count, mean, M2, document frequency, nnz) of some chunks.
-
-    Each chunk's mean and sum of squared deviations are exact from its
-    nonzeros (an absent entry contributes ``(0 - mean)^2``), in two sweeps of
-    a compiled loop over its records; chunks are merged in order as by
-    :func:`combine_pass1`.
-    """
-    W = n_words
-    n = 0
-    mean = np.zeros(W)
-    m2 = np.zeros(W)
-    df_total = np.zeros(W, dtype=np.int64)
-    nnz = 0
-    occ = np.empty(W, dtype=np.int64)
-    mean_c = np.empty(W)
-    m2_c = np.empty(W)
-    for chunk in chunks:
-        n_c = chunk.row_stop - chunk.row_start
-        if n_c <= 0:
-            continue
-        x = _values(chunk, transform, normalize, idf)
-        word = _indices(chunk.word)
-        nnz += len(word)
-        word_moments(word, x, n_c, occ, mean_c, m2_c)
-        df_total += occ
-        total = n + n_c
-        delta = mean_c - mean
-        mean += delta * (n_c / total)
-        m2 += m2_c + delta * delta * (n * n_c / total)
-        n = total
-    return Pass1Partial(n, mean, m2, df_total, nnz)
-
-
-class Pass2Partial(NamedTuple):
-    """Pass-2 sums over a block of documents: ``gram = X_S' X_S`` and column sums."""
-
-    gram: NDArray[np.float64]
-    sums: NDArray[np.float64]
-
-
-def combine_pass2(*parts: Pass2Partial) -> Pass2Partial:
-    """Add pass-2 partials of disjoint blocks of documents (inputs unchanged)."""
-    if not parts:
-        raise ValueError("combine_pass2 needs at least one partial")
-    gram, sums = parts[0].gram.copy(), parts[0].sums.copy()
-    for p in parts[1:]:
-        gram += p.gram
-        sums += p.sums
-    return Pass2Partial(gram, sums)
-
-
-#: Side of the tiles of the k x k accumulator of pass 2 (a power of two; a
-#: tile of float64 fits in a core's L2 cache).
-_TILE = 256
-
-
-def _leading_dimension(k: int) -> int:
-    """Row length of the k x k accumulator: ``k``, padded by one cache line when
-    the rows would be a multiple of 256 bytes long (such strides make the rows
-    of a tile compete for a few cache sets; measured at k = 1024: kernel 33 ->
-    27 ms, symmetrisation 4.5 -> 1.4 ms)."""
-    return k + 8 if k % 32 == 0 else k
-
-
-def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_words: int,
-                  transform: str, normalize: str | None,
-                  idf: NDArray[np.float64] | None) -> Pass2Partial:
-    """Pass-2 partial (gram matrix and sums of the columns ``words``) of some chunks.
-
-    The compiled kernel maps each chunk's word ids to candidate positions
-    itself (no filtered copy of the chunk); the transform and the
-    normalisation use all records of a document.
-    """
-    k = len(words)
-    position = np.full(n_words, -1, dtype=np.int64)
-    position[words] = np.arange(k)
-    # products of distinct records, one triangle or the other; see cooccurrence_add
-    pairs = np.zeros((k, _leading_dimension(k)))
-    squares = np.zeros(k)
-    sums = np.zeros(k)
-    for chunk in chunks:
-        n_c = chunk.row_stop - chunk.row_start
-        if n_c <= 0 or len(chunk.word) == 0:
-            continue
-        x = _values(chunk, transform, normalize, idf)
-        cooccurrence_add(_indices(chunk.doc), _indices(chunk.word), x, position, pairs,
-                         squares, sums, _TILE)
-    symmetrize_gram(pairs, squares)  # in place, dropping the padding
-    gram = pairs.reshape(-1)[:k * k].reshape(k, k)
-    return Pass2Partial(gram, sums)
-
-
 def _run_pass1(src: Any, n_words: int, transform: str, normalize: str | None,
                idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
                backend: str, client: Any) -> Pass1Partial:
     if backend == "dask":
-        from ._dask import dask_pass1
-
-        return dask_pass1(src, transform, normalize, idf, chunk_size=chunk_size,
+        return _dask.dask_pass1(src, transform, normalize, idf, chunk_size=chunk_size,
                           client=client)
     chunks = _progress(src.chunks(int(chunk_size)), src, progress)
     return pass1_partial(chunks, n_words, transform, normalize, idf)
@@ -368,9 +165,7 @@ def _run_pass2(src: Any, words: NDArray[np.int64], transform: str, normalize: st
                idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
                backend: str, client: Any) -> Pass2Partial:
     if backend == "dask":
-        from ._dask import dask_pass2
-
-        return dask_pass2(src, words, transform, normalize, idf, chunk_size=chunk_size,
+        return _dask.dask_pass2(src, words, transform, normalize, idf, chunk_size=chunk_size,
                           client=client)
     chunks = _progress(src.chunks(int(chunk_size)), src, progress)
     return pass2_partial(chunks, words, src.n_words, transform, normalize, idf)
@@ -500,6 +295,12 @@ def word_statistics(
     if part.n_docs != D:  # pragma: no cover - sources tile 0..D
         raise RuntimeError(f"internal error: streamed {part.n_docs} documents, expected {D}")
     mean, m2, df_total, nnz = part.mean, part.m2, part.document_frequency, part.nnz
+    finite = np.isfinite(mean) & np.isfinite(m2)
+    if not finite.all():
+        raise ValueError(
+            f"{src.label}: the values of word(s) {_some(np.flatnonzero(~finite))} are too "
+            "large: their statistics overflow float64"
+        )
     variance = np.maximum(m2 / D, 0.0)
     return WordStatistics(n_docs=D, n_words=W, nnz=nnz, mean=mean, variance=variance,
                           document_frequency=df_total, transform=transform,
@@ -564,15 +365,20 @@ def candidate_covariance(
     ------
     ValueError
         If ``words`` has duplicates or out-of-range indices, if ``stats``
-        does not describe a corpus of the same shape, or for a malformed
-        source.
+        does not describe a corpus of the same shape, for a malformed
+        source, or when values are so large that their products overflow
+        (naming the words).
 
     Notes
     -----
     The subtraction ``G / D - mean mean'`` loses relative accuracy of about
     ``eps * E[x_i^2] / Var(x_i)``, which is harmless for text (a word is
-    absent from most documents) but large for a word with nearly constant
-    value in nearly every document.
+    absent from most documents) but large for a word with a nearly constant
+    value in nearly every document (counts of ``1e8 + b``).  The rows and
+    columns of the words whose computed variance is below ``1e-6 E[x_i^2]``
+    are therefore computed again, in one more pass, from the values shifted
+    by the words' means (formed exactly, absent entries included), which
+    keeps every entry accurate to about ``1e-10 sqrt(Var(x_i) Var(x_j))``.
 
     Examples
     --------
@@ -609,12 +415,54 @@ def candidate_covariance(
 
     gram, sums = _run_pass2(src, words, transform, normalize, idf, chunk_size, progress,
                             backend, client)
+    second = np.diagonal(gram) / D  # E[x^2], accurate (a sum of positive terms)
+    if not (np.all(np.isfinite(second)) and np.all(np.isfinite(sums))):
+        bad = words[~(np.isfinite(second) & np.isfinite(sums))]
+        raise ValueError(
+            f"{src.label}: the values of word(s) {_some(bad)} are too large: their products "
+            "overflow float64 in the covariance"
+        )
     mean = sums / D
     # gram / D - outer(mean, mean) in place: the local gram is ours, a dask
     # result may still be referenced by an in-process worker
     cov = np.array(gram, order="C") if backend == "dask" else gram
     centre_gram(cov, mean, D)  # exactly symmetric, as gram is
+    # Words whose variance is tiny next to E[x^2] lost their digits to the
+    # subtraction: their rows and columns are computed again, shifted.
+    accurate = np.flatnonzero((second > 0) & (np.diagonal(cov) <= _CANCELLATION * second))
+    if accurate.size:
+        part = _run_centred(src, words, accurate, mean[accurate], transform, normalize, idf,
+                            chunk_size, progress, backend, client)
+        rows = (part.ytx - np.outer(part.t, sums) / D) / D
+        rows[:, accurate] = (part.yty - np.outer(part.t, part.t) / D) / D
+        rows[:, accurate] = 0.5 * (rows[:, accurate] + rows[:, accurate].T)
+        cov[accurate, :] = rows
+        cov[:, accurate] = rows.T
     return cov
+
+
+#: A word is recomputed shifted when its computed variance is at most this
+#: fraction of its ``E[x^2]``: elsewhere ``G / D - mean mean'`` keeps a relative
+#: accuracy of about ``eps / _CANCELLATION`` (2e-10), per entry relative to
+#: ``sqrt(var_a var_b)``.
+_CANCELLATION = 1e-6
+
+
+def _some(words: NDArray[np.int64], n: int = 5) -> str:
+    shown = ", ".join(str(int(w)) for w in words[:n])
+    return shown + (f" and {len(words) - n} more" if len(words) > n else "")
+
+
+def _run_centred(src: Any, words: NDArray[np.int64], accurate: NDArray[np.intp],
+                 shift: NDArray[np.float64], transform: str, normalize: str | None,
+                 idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+                 backend: str, client: Any) -> CentredPartial:
+    if backend == "dask":
+        return _dask.dask_centred(src, words, accurate, shift, transform, normalize, idf,
+                                  chunk_size=chunk_size, client=client)
+    chunks = _progress(src.chunks(int(chunk_size)), src, progress)
+    return centred_partial(chunks, words, accurate, shift, src.n_words, transform, normalize,
+                           idf)
 
 
 def _progress(chunks, src, enabled: bool):

@@ -50,10 +50,35 @@ __all__ = [
 ]
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
+#: The number of documents or words of a corpus may exceed its number of
+#: records (empty documents, unused words), but not by more than this factor
+#: above ``_SIZE_FLOOR``: arrays of that length are allocated before any record
+#: is read, so a corrupt or hostile header must not size them alone.
+_SIZE_PER_RECORD = 64
+_SIZE_FLOOR = 1 << 22
+#: Shortest record line ("1 1 1\n") and the largest deflate expansion ratio.
+_MIN_RECORD_BYTES = 6
+_MAX_GZIP_RATIO = 1032
+
+
+def check_corpus_size(what: str, value: int, nnz: int) -> str | None:
+    """A problem with ``value`` documents or words for ``nnz`` records, or None."""
+    limit = max(_SIZE_FLOOR, _SIZE_PER_RECORD * nnz)
+    if value > limit:
+        return (f"{what}={value} for only {nnz} records: more than {limit} (at most "
+                f"{_SIZE_PER_RECORD} per record, or {_SIZE_FLOOR}) is refused, as arrays of "
+                "that length would be allocated (corrupt header or index?)")
+    return None
 _FIELDS = ("docID", "wordID", "count")
 #: Bytes of text per record assumed when turning a record count into a block size.
 _BYTES_PER_RECORD = 12
 DEFAULT_CHUNK_SIZE = 1 << 20
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (libraries' messages may have more)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class UCIFormatError(ValueError):
@@ -247,6 +272,22 @@ def _parse_header_lines(path: Path, lines: list[bytes]) -> UCIHeader:
         )
     if header.n_docs > _INT32_MAX or header.n_words > _INT32_MAX:
         raise UCIFormatError(path, "D and W must be below 2**31", line=1)
+    for what, value, line in (("D", header.n_docs, 1), ("W", header.n_words, 2)):
+        problem = check_corpus_size(what, value, header.nnz)
+        if problem:
+            raise UCIFormatError(path, problem, line=line)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = None
+    if size is not None:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        room = size * (_MAX_GZIP_RATIO if gz else 1) // _MIN_RECORD_BYTES
+        if header.nnz > max(room, _SIZE_FLOOR):  # small ones: the reader finds the end
+            raise UCIFormatError(
+                path, f"header declares NNZ={header.nnz} records, but a file of {size} bytes"
+                      f"{' (gzip)' if gz else ''} holds at most {room}", line=3)
     return header
 
 
@@ -280,7 +321,8 @@ def read_uci_header(docword: str | os.PathLike) -> UCIHeader:
                     break
                 buf += data
         except _STREAM_ERRORS as exc:
-            raise UCIFormatError(path, f"truncated or corrupt gzip data ({exc})") from exc
+            why = _first_line(exc)
+            raise UCIFormatError(path, f"truncated or corrupt gzip data ({why})") from exc
     if not buf.strip():
         raise UCIFormatError(path, "file is empty: expected the header D, W, NNZ", line=1)
     return _parse_header_lines(path, buf.split(b"\n")[:3])
@@ -452,7 +494,7 @@ def _iter_blocks(path: Path, block_bytes: int,
         except _STREAM_ERRORS as exc:
             raise UCIFormatError(
                 path,
-                f"truncated or corrupt gzip data ({exc}) after line {line_no}",
+                f"truncated or corrupt gzip data ({_first_line(exc)}) after line {line_no}",
                 line=line_no + 1,
             ) from exc
         finally:
@@ -579,9 +621,10 @@ def read_uci_vocabulary(
         try:
             data = stream.read(-1)
         except _STREAM_ERRORS as exc:
-            raise UCIFormatError(path, f"truncated or corrupt gzip data ({exc})") from exc
+            why = _first_line(exc)
+            raise UCIFormatError(path, f"truncated or corrupt gzip data ({why})") from exc
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark is not part of the first word
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UCIFormatError(path, f"not valid UTF-8 ({exc.reason})", line=line) from None
