@@ -122,14 +122,20 @@ def _table(res: Any, markdown: bool) -> str:
     heads = [f"{_ordinal(i + 1)} PC ({len(t.words)} words)" for i, t in enumerate(topics)]
     depth = max((len(t.words) for t in topics), default=0)
     rows = [[t.words[r] if r < len(t.words) else "" for t in topics] for r in range(depth)]
+    # the certificate of each component: its variance over the certified bound
+    # on the best component with as many words
+    ratios = [f"ratio {t.certified_ratio:.3f}" for t in topics]
     if markdown:
         lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
+        lines.append("| " + " | ".join(f"*{r}*" for r in ratios) + " |")
     else:
-        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(heads)]
+        widths = [max([len(h), len(q)] + [len(r[i]) for r in rows])
+                  for i, (h, q) in enumerate(zip(heads, ratios, strict=True))]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         lines = [fmt.format(*heads), "  ".join("-" * w for w in widths)]
         lines += [fmt.format(*r).rstrip() for r in rows]
+        lines += ["  ".join("-" * w for w in widths), fmt.format(*ratios).rstrip()]
     return "\n".join(lines) + "\n"
 
 

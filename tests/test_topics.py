@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 
@@ -132,7 +133,10 @@ def test_cli_formats(files, fmt, capsys):
     else:
         assert "1st PC (4 words)" in out.out and "2nd PC (4 words)" in out.out
         assert all(w in out.out for w in planted)
-        assert out.out.count("certified ratio=") == 2
+        assert out.err.count("certified ratio=") == 2
+        # the last line of the table holds each component's certified ratio
+        ratios = [float(x) for x in re.findall(r"ratio (\d\.\d+)", out.out.splitlines()[-1])]
+        assert len(ratios) == 2 and all(0 < r <= 1 + 1e-9 for r in ratios)
         if fmt == "markdown":
             assert out.out.startswith("| 1st PC")
 
