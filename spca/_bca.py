@@ -24,9 +24,14 @@ from . import _bca_fast
 from ._certificate import (
     MAX_REFINE_SUPPORT,
     Certificate,
+    barrier_dual,
     certify,
+    lambda_max_large,
     lambda_max_upper,
     leading_eigenvector,
+    polish,
+    rank_one_dual_matrix,
+    relative_gap,
 )
 from ._screening import safe_feature_elimination
 from ._validation import (
@@ -168,19 +173,25 @@ BETA_START = 1e-3
 MAX_ACTIVE = 128
 
 
-# Problems up to this size run with single-threaded BLAS: their matrices are
-# too small for threads to pay, and on a busy machine a threaded LAPACK call on
-# an 11 x 11 matrix was measured 2,000 times slower than a single-threaded one
-# (and an 800 x 800 eigvalsh 5 times slower).
-SINGLE_THREAD_MAX = 2048
+# The solver runs with single-threaded BLAS at every size. A sweep is a
+# sequence of level-1/2 calls (axpy, gemv, ger) on vectors of n entries, which
+# threads slow down: on the project's 2-core machine (shared with other jobs)
+# 150 column updates took 7.5 s with one thread and 20.5 s with two at
+# n = 2,000 (8.2 s and 20.7 s at n = 2,100), and the one inverse per sweep
+# 2.7 s against 15.1 s. The level-3 calls (one inverse per sweep, the
+# certificate's eigensolver) are a few percent of a sweep, so what threads
+# could gain there is small next to what oversubscription loses; the earlier
+# rule (threads above 2,048 features) made one sweep 8 times slower at
+# n = 2,100 than at 2,000.
 _controller: Any = None
 
 
 def _blas_threads(m: int) -> contextlib.AbstractContextManager:
-    """Context limiting BLAS to one thread for small problems (threadpoolctl)."""
+    """Context limiting BLAS to one thread while the solver runs (threadpoolctl).
+
+    ``m`` (the problem size) is unused: the limit applies at every size (see
+    the measurements above)."""
     global _controller
-    if m > SINGLE_THREAD_MAX:
-        return contextlib.nullcontext()
     if _controller is None:
         from threadpoolctl import ThreadpoolController
 
@@ -653,9 +664,23 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
 
 
 def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                 qp_finish, beta, scale, verbose):
+                 qp_finish, beta, scale, verbose, working_set=None):
     """BCA with beta continuation on one (connected) problem, in place on X and M."""
     m = S.shape[0]
+    if working_set or (working_set is None and m >= WS_MIN):
+        out = _solve_working_set(
+            S, lam_n, X, M, history, tol=tol, max_sweeps=max_sweeps,
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            scale=scale, verbose=verbose)
+        if out[0] is not None:
+            return out
+        # the working set did not certify: the whole block, warm-started
+        _, used, p, e, tc = out
+        sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
+            S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            scale=scale, verbose=verbose, working_set=False)
+        return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
     if beta is None:
         beta_min = _default_beta(phi0, m, tol)
@@ -666,6 +691,126 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     max_rounds = 50 if qp_finish else 0
     return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
                    max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose)
+
+
+# Working sets (see _solve_working_set): used by default on connected blocks
+# of at least WS_MIN features, starting from WS_START features; the working
+# set grows by half its size (at least WS_GROW features) per round and is
+# abandoned for the whole block once it would exceed WS_MAX_FRACTION of it.
+WS_MIN = 400
+WS_START = 64
+WS_GROW = 16
+WS_MAX_FRACTION = 0.75
+# Relative gap the first W solves are run to (then a tenth of the whole
+# block's estimated gap, down to tol / 2).
+WS_LOOSE = 1e-3
+
+
+def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
+                       qp_finish, beta, scale, verbose):
+    """BCA on a working set W of features, certified on the whole block.
+
+    Solves the relaxation on ``S_WW`` (warm-started, to ``tol / 2``), then
+    builds a dual-feasible ``Sigma + U`` for the whole block: the barrier dual
+    of the ``W`` solve on ``W x W``, ``S - clip(S, -lam, lam)`` (diagonal
+    ``S_ii - lam``) elsewhere, and, around the rank-one primal ``x`` of the
+    ``W`` solve, the construction of :func:`spca._certificate.rank_one_dual`
+    (cross rows projected so that ``x`` is an eigenvector). Its largest
+    eigenvalue comes from Lanczos; once it is within ``tol`` of the primal
+    value it is verified by a Cholesky factorisation of a shifted matrix
+    (:func:`spca._certificate.shift_bound`), so the reported bound is
+    rigorous. Otherwise the features carrying most of the Lanczos vector
+    outside ``W`` (those whose constraints the dual violates the most) join
+    ``W`` and the solve is repeated, warm-started.
+
+    ``X`` and ``M`` are updated in place: ``X`` is the ``W`` iterate on ``W x W``
+    and diagonal elsewhere (positive definite, for warm starts). Returns the
+    tuple of :func:`_sweeps`, or ``(None, sweeps, passes, exact QPs,
+    certificate seconds)`` (with ``X`` and ``M`` holding the warm start
+    reached) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the sweeps
+    run out: the caller then solves the whole block.
+    """
+    m = S.shape[0]
+    d = np.diag(S)
+    soft = S - np.clip(S, -lam_n, lam_n)
+    soft.reshape(-1)[:: m + 1] = d - lam_n
+    # Features ranked by the mass of the soft-thresholded row: an optimal
+    # support needs |S_ij| > lam to pay for itself.
+    score = np.abs(soft).sum(axis=1)
+    W = np.argsort(-score, kind="stable")[:WS_START]
+    xd = np.diag(X)
+    if np.ptp(xd) > 0:  # a warm start: add its heaviest features
+        W = np.union1d(W, np.argsort(-xd, kind="stable")[:WS_START])
+    W = np.sort(W)
+    sweeps = passes = exact = 0
+    t_cert = 0.0
+    beta_k = 0.0
+    v0 = None
+    cert_w = None
+    tol_w = max(0.5 * tol, min(WS_LOOSE, 0.5 * tol if beta is not None else WS_LOOSE))
+    while W.size <= WS_MAX_FRACTION * m and sweeps < max_sweeps:
+        ix = np.ix_(W, W)
+        SW = np.ascontiguousarray(S[ix])
+        XW = np.ascontiguousarray(X[ix])
+        MW = np.ascontiguousarray(M[ix])
+        hist: list[tuple[int, float, float, float]] = []
+        sw, cert_w, p, e, tc, beta_k = _solve_block(
+            SW, lam_n, XW, MW, hist, tol=tol_w, max_sweeps=max_sweeps - sweeps,
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            scale=scale, verbose=False, working_set=False)
+        sweeps, passes, exact, t_cert = sweeps + sw, passes + p, exact + e, t_cert + tc
+        X[ix] = XW
+        M[ix] = MW
+        t1 = time.perf_counter()
+        # the rank-one primal of the W solve (polished from Z if it has none)
+        if cert_w.x is not None:
+            xw, lower = cert_w.x, cert_w.lower
+        else:
+            xw, lower = polish(SW, lam_n, leading_eigenvector(cert_w.Z))
+        x = np.zeros(m)
+        x[W] = xw
+        D = soft.copy()
+        D[ix] = barrier_dual(SW, lam_n, MW)[1]
+        D = rank_one_dual_matrix(S, lam_n, x, D, copy=False)
+        # Lanczos; verified only when it may certify within tol
+        target = lower + 0.999 * tol * abs(lower) if lower > 0 else None
+        upper, y, rigorous = lambda_max_large(D, v0=x if v0 is None else v0, target=target)
+        del D
+        v0 = y
+        t_cert += time.perf_counter() - t1
+        best_lower = max(lower, cert_w.lower)
+        history.append((sweeps, beta_k * scale**2, best_lower * scale, upper * scale))
+        if verbose:
+            print(f"working set {W.size:5d}/{m}  sweeps={sweeps:4d}"
+                  f"  lower={best_lower * scale:.10g}"
+                  f"  upper{'' if rigorous else '~'}={upper * scale:.10g}"
+                  f"  W gap={cert_w.gap:.2e}")
+        if rigorous and relative_gap(best_lower, upper) <= tol:
+            Z = np.zeros((m, m))
+            if lower >= cert_w.lower:
+                Z[np.ix_(W, W)] = np.outer(xw, xw)
+                primal, xfull = "rank-one polish", x
+            else:
+                Z[ix] = cert_w.Z
+                primal, xfull = cert_w.primal, None
+            cert = Certificate(lower=best_lower, upper=upper, Z=Z, x=xfull, primal=primal,
+                               dual="working set", barrier_lower=cert_w.barrier_lower,
+                               barrier_upper=cert_w.barrier_upper)
+            return sweeps, cert, passes, exact, t_cert, beta_k
+        if tol_w > 0.5 * tol and relative_gap(cert_w.upper, upper) <= 0.5 * tol:
+            # the dual outside W is good enough: solve W more accurately
+            tol_w = max(0.5 * tol, 0.1 * relative_gap(best_lower, upper))
+            continue
+        tol_w = max(0.5 * tol, min(tol_w, 0.1 * relative_gap(best_lower, upper)))
+        out = np.ones(m, dtype=bool)
+        out[W] = False
+        cand = np.flatnonzero(out)
+        if cand.size == 0:
+            break
+        k = max(WS_GROW, W.size // 2)
+        grow = cand[np.argsort(-np.abs(y[cand]), kind="stable")[:k]]
+        W = np.union1d(W, grow)
+    return None, sweeps, passes, exact, t_cert
 
 
 def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
