@@ -305,6 +305,7 @@ def dspca_bca(
     max_qp_passes: int = 5,
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
+    working_set: bool | None = None,
     verbose: bool = False,
 ) -> DSPCAResult:
     r"""Sparse PCA by the DSPCA relaxation, solved by block coordinate ascent.
@@ -369,8 +370,12 @@ def dspca_bca(
         ``False`` the QP is solved by coordinate descent alone, as in the
         paper; its dual variables are then too inexact for a tight barrier
         bound and the certificate relies on the rank-one construction.
+    working_set : bool or None, default=None
+        Solve a connected block by working sets (see Notes): ``None`` does so
+        for blocks of at least 400 features, ``True`` for every block of two
+        or more, ``False`` never. The certificate is the same either way.
     verbose : bool, default=False
-        Print the bounds after every sweep.
+        Print the bounds after every sweep (and every working-set round).
 
     Returns
     -------
@@ -420,6 +425,28 @@ def dspca_bca(
     then every ``sweep // 10`` sweeps; the solver stops at the first check
     with ``gap <= tol`` or after ``max_sweeps`` sweeps.
 
+    *Working sets.* On a connected block of ``m`` features (at least 400 by
+    default) the sweeps run over a working set ``W`` of features only: 64 to
+    start with (those with the largest soft-thresholded rows
+    ``sum_j max(|Sigma_ij| - lam, 0)``, plus the heaviest of a warm start),
+    solved to a gap of ``1e-3`` at first. The solution is certified on the
+    whole block with a dual-feasible ``Sigma + U`` that is the ``W`` solve's
+    dual on ``W x W``, ``Sigma - clip(Sigma, -lam, lam)`` elsewhere, and the
+    rank-one construction around the ``W`` solution's ``x``; its largest
+    eigenvalue is found by Lanczos and, once within ``tol`` of the primal
+    value, bounded rigorously by a Cholesky factorisation of a shifted
+    matrix. Otherwise ``W`` grows by half its size, by the features carrying
+    most of the Lanczos vector outside ``W``, and the solve is repeated,
+    warm-started (more accurately once the dual outside ``W`` is good
+    enough). A sweep over ``W`` counts as ``|W| / m`` sweeps. When ``W``
+    would exceed three quarters of the block, or a ``W`` solve does not reach
+    its gap within 100 sweeps (an optimum of high rank), the whole block is
+    solved, warm-started from the iterate reached.
+
+    *Threads.* The solver runs with single-threaded BLAS (the sweeps are
+    level-1 and level-2 calls on vectors of ``m`` entries, which threads only
+    slow down); the caller's thread settings are restored on return.
+
     *Support rule.* ``support`` is the set of nonzero entries of the polished
     ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
     (``"barrier"`` or ``"support refinement"``) the entries of ``Z``'s leading
@@ -457,6 +484,8 @@ def dspca_bca(
     qp_tol = check_positive(qp_tol, "qp_tol")
     if beta is not None:
         beta = check_positive(beta, "beta")
+    if working_set is not None and not isinstance(working_set, bool | np.bool_):
+        raise TypeError(f"working_set must be True, False or None, got {working_set!r}")
     S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = time.perf_counter()
     if kept.size == 0:
@@ -464,12 +493,14 @@ def dspca_bca(
 
     with _blas_threads(kept.size):
         return _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
-                      qp_finish, verbose, bool(eliminate), t_start, t_elim)
+                      qp_finish, verbose, bool(eliminate), t_start, t_elim,
+                      working_set=working_set)
 
 
 def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int,
                       X0: Any, max_qp_passes: int, qp_tol: float, qp_finish: bool,
-                      verbose: bool = False) -> DSPCAResult:
+                      verbose: bool = False,
+                      working_set: bool | None = None) -> DSPCAResult:
     """:func:`dspca_bca` on a block that its caller has already validated.
 
     For the inner solves of the cardinality search: ``B`` must be a
@@ -484,7 +515,8 @@ def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int
     kept = np.arange(n, dtype=np.intp)
     with _blas_threads(n):
         return _solve(B, kept, n, lam, tol, X0, None, max_sweeps, max_qp_passes, qp_tol,
-                      qp_finish, verbose, True, t_start, t_start, checked=True)
+                      qp_finish, verbose, True, t_start, t_start, checked=True,
+                      working_set=working_set)
 
 
 def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarray]:
@@ -513,7 +545,7 @@ def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarra
 
 
 def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,
-           verbose, eliminate, t_start, t_elim, checked=False) -> DSPCAResult:
+           verbose, eliminate, t_start, t_elim, checked=False, working_set=None) -> DSPCAResult:
     """dspca_bca after validation and elimination (kept is not empty).
 
     ``checked``: ``S_in`` is already the symmetric, finite, PSD float64 block
@@ -553,7 +585,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     history: list[tuple[int, float, float, float]] = []
     options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
                    qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
-                   verbose=verbose)
+                   verbose=verbose, working_set=working_set)
     if len(blocks) == 1 and blocks[0].size > 1:
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, **options)
@@ -704,6 +736,9 @@ WS_MAX_FRACTION = 0.75
 # Relative gap the first W solves are run to (then a tenth of the whole
 # block's estimated gap, down to tol / 2).
 WS_LOOSE = 1e-3
+# Most sweeps of one W solve; one that does not reach its gap within them
+# ends the working-set phase.
+WS_MAX_W_SWEEPS = 100
 
 
 def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
@@ -727,8 +762,10 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     and diagonal elsewhere (positive definite, for warm starts). Returns the
     tuple of :func:`_sweeps`, or ``(None, sweeps, passes, exact QPs,
     certificate seconds)`` (with ``X`` and ``M`` holding the warm start
-    reached) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the sweeps
-    run out: the caller then solves the whole block.
+    reached) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block, a ``W``
+    solve does not reach its gap within ``WS_MAX_W_SWEEPS`` sweeps or the sweeps
+    run out: the caller then solves the whole block. A sweep over ``W`` counts
+    as ``|W| / m`` sweeps (the number of columns it updates).
     """
     m = S.shape[0]
     d = np.diag(S)
@@ -747,20 +784,30 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     beta_k = 0.0
     v0 = None
     cert_w = None
-    tol_w = max(0.5 * tol, min(WS_LOOSE, 0.5 * tol if beta is not None else WS_LOOSE))
-    while W.size <= WS_MAX_FRACTION * m and sweeps < max_sweeps:
+    tol_w = max(0.5 * tol, WS_LOOSE)
+    cols = 0  # column updates so far; sweeps are counted as cols / m
+    while W.size <= WS_MAX_FRACTION * m:
+        budget = min(WS_MAX_W_SWEEPS, (max_sweeps * m - cols) // W.size)
+        if budget < 1:
+            break
         ix = np.ix_(W, W)
         SW = np.ascontiguousarray(S[ix])
         XW = np.ascontiguousarray(X[ix])
         MW = np.ascontiguousarray(M[ix])
         hist: list[tuple[int, float, float, float]] = []
         sw, cert_w, p, e, tc, beta_k = _solve_block(
-            SW, lam_n, XW, MW, hist, tol=tol_w, max_sweeps=max_sweeps - sweeps,
+            SW, lam_n, XW, MW, hist, tol=tol_w, max_sweeps=budget,
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
             scale=scale, verbose=False, working_set=False)
-        sweeps, passes, exact, t_cert = sweeps + sw, passes + p, exact + e, t_cert + tc
+        cols += sw * W.size
+        sweeps = -(-cols // m)
+        passes, exact, t_cert = passes + p, exact + e, t_cert + tc
         X[ix] = XW
         M[ix] = MW
+        if cert_w.gap > tol_w:
+            # W itself is hard (an optimum of high rank, or fixed beta): the
+            # whole block is solved instead, from the iterate reached
+            break
         t1 = time.perf_counter()
         # the rank-one primal of the W solve (polished from Z if it has none)
         if cert_w.x is not None:
