@@ -27,7 +27,6 @@ from ._certificate import (
     barrier_dual,
     certify,
     lambda_max_large,
-    lambda_max_upper,
     leading_eigenvector,
     polish,
     rank_one_dual_matrix,
@@ -644,10 +643,12 @@ def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> list[f
 
 def _block_bound(Sb: np.ndarray, lam: float) -> float:
     """``lambda_max(Sb - clip(Sb, -lam, lam))`` with diagonal ``diag(Sb) - lam``,
-    bounded from above: the cheap bound of one block."""
+    bounded from above: the cheap bound of one block (Lanczos verified by a
+    shifted Cholesky factorisation for large blocks, see
+    :func:`spca._certificate.lambda_max_large`)."""
     base = Sb - np.clip(Sb, -lam, lam)
     np.fill_diagonal(base, np.diag(Sb) - lam)
-    return lambda_max_upper(base)
+    return lambda_max_large(base, target=np.inf)[0]
 
 
 def _relevant(S: np.ndarray, lam: float, blocks: list[np.ndarray],
