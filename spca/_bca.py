@@ -24,9 +24,13 @@ from . import _bca_fast
 from ._certificate import (
     MAX_REFINE_SUPPORT,
     Certificate,
+    barrier_dual,
     certify,
-    lambda_max_upper,
+    lambda_max_large,
     leading_eigenvector,
+    polish,
+    rank_one_dual_matrix,
+    relative_gap,
 )
 from ._screening import safe_feature_elimination
 from ._validation import (
@@ -174,19 +178,25 @@ BETA_START = 1e-3
 MAX_ACTIVE = 128
 
 
-# Problems up to this size run with single-threaded BLAS: their matrices are
-# too small for threads to pay, and on a busy machine a threaded LAPACK call on
-# an 11 x 11 matrix was measured 2,000 times slower than a single-threaded one
-# (and an 800 x 800 eigvalsh 5 times slower).
-SINGLE_THREAD_MAX = 2048
+# The solver runs with single-threaded BLAS at every size. A sweep is a
+# sequence of level-1/2 calls (axpy, gemv, ger) on vectors of n entries, which
+# threads slow down: on the project's 2-core machine (shared with other jobs)
+# 150 column updates took 7.5 s with one thread and 20.5 s with two at
+# n = 2,000 (8.2 s and 20.7 s at n = 2,100), and the one inverse per sweep
+# 2.7 s against 15.1 s. The level-3 calls (one inverse per sweep, the
+# certificate's eigensolver) are a few percent of a sweep, so what threads
+# could gain there is small next to what oversubscription loses; the earlier
+# rule (threads above 2,048 features) made one sweep 8 times slower at
+# n = 2,100 than at 2,000.
 _controller: Any = None
 
 
 def _blas_threads(m: int) -> contextlib.AbstractContextManager:
-    """Context limiting BLAS to one thread for small problems (threadpoolctl)."""
+    """Context limiting BLAS to one thread while the solver runs (threadpoolctl).
+
+    ``m`` (the problem size) is unused: the limit applies at every size (see
+    the measurements above)."""
     global _controller
-    if m > SINGLE_THREAD_MAX:
-        return contextlib.nullcontext()
     if _controller is None:
         from threadpoolctl import ThreadpoolController
 
@@ -300,6 +310,7 @@ def dspca_bca(
     max_qp_passes: int = 5,
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
+    working_set: bool | None = None,
     verbose: bool = False,
 ) -> DSPCAResult:
     r"""Sparse PCA by the DSPCA relaxation, solved by block coordinate ascent.
@@ -367,8 +378,12 @@ def dspca_bca(
         ``False`` the QP is solved by coordinate descent alone, as in the
         paper; its dual variables are then too inexact for a tight barrier
         bound and the certificate relies on the rank-one construction.
+    working_set : bool or None, default=None
+        Solve a connected block by working sets (see Notes): ``None`` does so
+        for blocks of at least 400 features, ``True`` for every block of two
+        or more, ``False`` never. The certificate is the same either way.
     verbose : bool, default=False
-        Print the bounds after every sweep.
+        Print the bounds after every sweep (and every working-set round).
 
     Returns
     -------
@@ -424,6 +439,28 @@ def dspca_bca(
     then every ``sweep // 10`` sweeps; the solver stops at the first check
     with ``gap <= tol`` or after ``max_sweeps`` sweeps.
 
+    *Working sets.* On a connected block of ``m`` features (at least 400 by
+    default) the sweeps run over a working set ``W`` of features only: 64 to
+    start with (those with the largest soft-thresholded rows
+    ``sum_j max(|Sigma_ij| - lam, 0)``, plus the heaviest of a warm start),
+    solved to a gap of ``1e-3`` at first. The solution is certified on the
+    whole block with a dual-feasible ``Sigma + U`` that is the ``W`` solve's
+    dual on ``W x W``, ``Sigma - clip(Sigma, -lam, lam)`` elsewhere, and the
+    rank-one construction around the ``W`` solution's ``x``; its largest
+    eigenvalue is found by Lanczos and, once within ``tol`` of the primal
+    value, bounded rigorously by a Cholesky factorisation of a shifted
+    matrix. Otherwise ``W`` grows by half its size, by the features carrying
+    most of the Lanczos vector outside ``W``, and the solve is repeated,
+    warm-started (more accurately once the dual outside ``W`` is good
+    enough). A sweep over ``W`` counts as ``|W| / m`` sweeps. When ``W``
+    would exceed three quarters of the block, or a ``W`` solve does not reach
+    its gap within 100 sweeps (an optimum of high rank), the whole block is
+    solved, warm-started from the iterate reached.
+
+    *Threads.* The solver runs with single-threaded BLAS (the sweeps are
+    level-1 and level-2 calls on vectors of ``m`` entries, which threads only
+    slow down); the caller's thread settings are restored on return.
+
     *Support rule.* ``support`` is the set of nonzero entries of the polished
     ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
     (``"barrier"`` or ``"support refinement"``) the entries of ``Z``'s leading
@@ -463,6 +500,8 @@ def dspca_bca(
     verbose = check_bool(verbose, "verbose")
     if beta is not None:
         beta = check_positive(beta, "beta")
+    if working_set is not None and not isinstance(working_set, bool | np.bool_):
+        raise TypeError(f"working_set must be True, False or None, got {working_set!r}")
     S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = time.perf_counter()
     if X0 is not None:
@@ -480,12 +519,14 @@ def dspca_bca(
 
     with _blas_threads(kept.size):
         return _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
-                      qp_finish, verbose, bool(eliminate), t_start, t_elim)
+                      qp_finish, verbose, bool(eliminate), t_start, t_elim,
+                      working_set=working_set)
 
 
 def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int,
                       X0: Any, max_qp_passes: int, qp_tol: float, qp_finish: bool,
-                      verbose: bool = False) -> DSPCAResult:
+                      verbose: bool = False,
+                      working_set: bool | None = None) -> DSPCAResult:
     """:func:`dspca_bca` on a block that its caller has already validated.
 
     For the inner solves of the cardinality search: ``B`` must be a
@@ -500,7 +541,8 @@ def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int
     kept = np.arange(n, dtype=np.intp)
     with _blas_threads(n):
         return _solve(B, kept, n, lam, tol, X0, None, max_sweeps, max_qp_passes, qp_tol,
-                      qp_finish, verbose, True, t_start, t_start, checked=True)
+                      qp_finish, verbose, True, t_start, t_start, checked=True,
+                      working_set=working_set)
 
 
 def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarray]:
@@ -532,7 +574,7 @@ def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarra
 
 
 def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,
-           verbose, eliminate, t_start, t_elim, checked=False) -> DSPCAResult:
+           verbose, eliminate, t_start, t_elim, checked=False, working_set=None) -> DSPCAResult:
     """dspca_bca after validation and elimination (kept is not empty).
 
     ``checked``: ``S_in`` is already the symmetric, finite, PSD float64 block
@@ -572,7 +614,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     history: list[tuple[int, float, float, float]] = []
     options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
                    qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
-                   verbose=verbose)
+                   verbose=verbose, working_set=working_set)
     if len(blocks) == 1 and blocks[0].size > 1:
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, **options)
@@ -631,10 +673,12 @@ def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> list[f
 
 def _block_bound(Sb: np.ndarray, lam: float) -> float:
     """``lambda_max(Sb - clip(Sb, -lam, lam))`` with diagonal ``diag(Sb) - lam``,
-    bounded from above: the cheap bound of one block."""
+    bounded from above: the cheap bound of one block (Lanczos verified by a
+    shifted Cholesky factorisation for large blocks, see
+    :func:`spca._certificate.lambda_max_large`)."""
     base = Sb - np.clip(Sb, -lam, lam)
     np.fill_diagonal(base, np.diag(Sb) - lam)
-    return lambda_max_upper(base)
+    return lambda_max_large(base, target=np.inf)[0]
 
 
 def _relevant(S: np.ndarray, lam: float, blocks: list[np.ndarray],
@@ -683,9 +727,23 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
 
 
 def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                 qp_finish, beta, scale, verbose):
+                 qp_finish, beta, scale, verbose, working_set=None):
     """BCA with beta continuation on one (connected) problem, in place on X and M."""
     m = S.shape[0]
+    if working_set or (working_set is None and m >= WS_MIN):
+        out = _solve_working_set(
+            S, lam_n, X, M, history, tol=tol, max_sweeps=max_sweeps,
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            scale=scale, verbose=verbose)
+        if out[0] is not None:
+            return out
+        # the working set did not certify: the whole block, warm-started
+        _, used, p, e, tc = out
+        sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
+            S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            scale=scale, verbose=verbose, working_set=False)
+        return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
     if beta is None:
         beta_min = _default_beta(phi0, m, tol)
@@ -696,6 +754,146 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     max_rounds = 50 if qp_finish else 0
     return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
                    max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose)
+
+
+# Working sets (see _solve_working_set): used by default on connected blocks
+# of at least WS_MIN features, starting from WS_START features; the working
+# set grows by half its size (at least WS_GROW features) per round and is
+# abandoned for the whole block once it would exceed WS_MAX_FRACTION of it.
+WS_MIN = 400
+WS_START = 64
+WS_GROW = 16
+WS_MAX_FRACTION = 0.75
+# Relative gap the first W solves are run to (then a tenth of the whole
+# block's estimated gap, down to tol / 2).
+WS_LOOSE = 1e-3
+# Most sweeps of one W solve; one that does not reach its gap within them
+# ends the working-set phase.
+WS_MAX_W_SWEEPS = 100
+
+
+def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
+                       qp_finish, beta, scale, verbose):
+    """BCA on a working set W of features, certified on the whole block.
+
+    Solves the relaxation on ``S_WW`` (warm-started, to ``tol / 2``), then
+    builds a dual-feasible ``Sigma + U`` for the whole block: the barrier dual
+    of the ``W`` solve on ``W x W``, ``S - clip(S, -lam, lam)`` (diagonal
+    ``S_ii - lam``) elsewhere, and, around the rank-one primal ``x`` of the
+    ``W`` solve, the construction of :func:`spca._certificate.rank_one_dual`
+    (cross rows projected so that ``x`` is an eigenvector). Its largest
+    eigenvalue comes from Lanczos; once it is within ``tol`` of the primal
+    value it is verified by a Cholesky factorisation of a shifted matrix
+    (:func:`spca._certificate.shift_bound`), so the reported bound is
+    rigorous. Otherwise the features carrying most of the Lanczos vector
+    outside ``W`` (those whose constraints the dual violates the most) join
+    ``W`` and the solve is repeated, warm-started.
+
+    ``X`` and ``M`` are updated in place: ``X`` is the ``W`` iterate on ``W x W``
+    and diagonal elsewhere (positive definite, for warm starts). Returns the
+    tuple of :func:`_sweeps`, or ``(None, sweeps, passes, exact QPs,
+    certificate seconds)`` (with ``X`` and ``M`` holding the warm start
+    reached) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the
+    sweeps run out, and ``X`` restored when a ``W`` solve does not reach its
+    gap within ``WS_MAX_W_SWEEPS`` sweeps: the caller then solves the whole
+    block. A sweep over ``W`` counts
+    as ``|W| / m`` sweeps (the number of columns it updates).
+    """
+    m = S.shape[0]
+    d = np.diag(S)
+    soft = S - np.clip(S, -lam_n, lam_n)
+    soft.reshape(-1)[:: m + 1] = d - lam_n
+    # Features ranked by the mass of the soft-thresholded row: an optimal
+    # support needs |S_ij| > lam to pay for itself.
+    score = np.abs(soft).sum(axis=1)
+    W = np.argsort(-score, kind="stable")[:WS_START]
+    xd = np.diag(X)
+    if np.ptp(xd) > 0:  # a warm start: add its heaviest features
+        W = np.union1d(W, np.argsort(-xd, kind="stable")[:WS_START])
+    W = np.sort(W)
+    sweeps = passes = exact = 0
+    t_cert = 0.0
+    beta_k = 0.0
+    v0 = None
+    cert_w = None
+    tol_w = max(0.5 * tol, WS_LOOSE)
+    X_start = X.copy()
+    cols = 0  # column updates so far; sweeps are counted as cols / m
+    while W.size <= WS_MAX_FRACTION * m:
+        budget = min(WS_MAX_W_SWEEPS, (max_sweeps * m - cols) // W.size)
+        if budget < 1:
+            break
+        ix = np.ix_(W, W)
+        SW = np.ascontiguousarray(S[ix])
+        XW = np.ascontiguousarray(X[ix])
+        MW = np.ascontiguousarray(M[ix])
+        hist: list[tuple[int, float, float, float]] = []
+        sw, cert_w, p, e, tc, beta_k = _solve_block(
+            SW, lam_n, XW, MW, hist, tol=tol_w, max_sweeps=budget,
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            scale=scale, verbose=False, working_set=False)
+        cols += sw * W.size
+        sweeps = -(-cols // m)
+        passes, exact, t_cert = passes + p, exact + e, t_cert + tc
+        X[ix] = XW
+        M[ix] = MW
+        if cert_w.gap > tol_w:
+            # W itself is hard (an optimum of high rank, or fixed beta): the
+            # whole block is solved instead, from the caller's start (from
+            # the W iterate, the Gaussian n = 500, lam = 0.25 max offdiag
+            # case was at gap 0.16 after 30 sweeps instead of 0.03)
+            X[...] = X_start
+            break
+        t1 = time.perf_counter()
+        # the rank-one primal of the W solve (polished from Z if it has none)
+        if cert_w.x is not None:
+            xw, lower = cert_w.x, cert_w.lower
+        else:
+            xw, lower = polish(SW, lam_n, leading_eigenvector(cert_w.Z))
+        x = np.zeros(m)
+        x[W] = xw
+        D = soft.copy()
+        D[ix] = barrier_dual(SW, lam_n, MW)[1]
+        D = rank_one_dual_matrix(S, lam_n, x, D, copy=False)
+        # Lanczos; verified only when it may certify within tol
+        target = lower + 0.999 * tol * abs(lower) if lower > 0 else None
+        upper, y, rigorous = lambda_max_large(D, v0=x if v0 is None else v0, target=target)
+        del D
+        v0 = y
+        t_cert += time.perf_counter() - t1
+        best_lower = max(lower, cert_w.lower)
+        history.append((sweeps, beta_k * scale**2, best_lower * scale, upper * scale))
+        if verbose:
+            print(f"working set {W.size:5d}/{m}  sweeps={sweeps:4d}"
+                  f"  lower={best_lower * scale:.10g}"
+                  f"  upper{'' if rigorous else '~'}={upper * scale:.10g}"
+                  f"  W gap={cert_w.gap:.2e}")
+        if rigorous and relative_gap(best_lower, upper) <= tol:
+            Z = np.zeros((m, m))
+            if lower >= cert_w.lower:
+                Z[np.ix_(W, W)] = np.outer(xw, xw)
+                primal, xfull = "rank-one polish", x
+            else:
+                Z[ix] = cert_w.Z
+                primal, xfull = cert_w.primal, None
+            cert = Certificate(lower=best_lower, upper=upper, Z=Z, x=xfull, primal=primal,
+                               dual="working set", barrier_lower=cert_w.barrier_lower,
+                               barrier_upper=cert_w.barrier_upper)
+            return sweeps, cert, passes, exact, t_cert, beta_k
+        if tol_w > 0.5 * tol and relative_gap(cert_w.upper, upper) <= 0.5 * tol:
+            # the dual outside W is good enough: solve W more accurately
+            tol_w = max(0.5 * tol, 0.1 * relative_gap(best_lower, upper))
+            continue
+        tol_w = max(0.5 * tol, min(tol_w, 0.1 * relative_gap(best_lower, upper)))
+        out = np.ones(m, dtype=bool)
+        out[W] = False
+        cand = np.flatnonzero(out)
+        if cand.size == 0:
+            break
+        k = max(WS_GROW, W.size // 2)
+        grow = cand[np.argsort(-np.abs(y[cand]), kind="stable")[:k]]
+        W = np.union1d(W, grow)
+    return None, sweeps, passes, exact, t_cert
 
 
 def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):

@@ -327,3 +327,72 @@ def test_checked_entry_point_agrees_with_public_solver():
     assert warm.converged
     assert warm.objective == pytest.approx(spca.dspca_bca(Sigma, 0.9 * lam).objective,
                                            rel=1e-5)
+
+
+def _factor_correlation(n, seed, samples=40, factors=3):
+    """Correlation matrix of few samples of low-rank-plus-noise data (does not split)."""
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((samples, factors))
+    L = rng.standard_normal((n, factors)) * (rng.random((n, factors)) < 0.3)
+    return np.corrcoef(F @ L.T + rng.standard_normal((samples, n)), rowvar=False)
+
+
+@pytest.fixture
+def small_working_sets(monkeypatch):
+    """Working sets that start and grow small, so that small problems use them."""
+    import spca._bca as bca
+
+    monkeypatch.setattr(bca, "WS_START", 6)
+    monkeypatch.setattr(bca, "WS_GROW", 4)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_working_set_matches_interior_point(seed, small_working_sets):
+    Sigma = _factor_correlation(36, seed)
+    lam = 0.35
+    res = spca.dspca_bca(Sigma, lam, working_set=True)
+    assert res.converged
+    assert res.dual == "working set"
+    phi = sdp_value(Sigma, lam)
+    # rigorous bounds around the interior-point value (its accuracy ~1e-7)
+    assert res.objective <= phi + 1e-6 * abs(phi)
+    assert res.upper_bound >= phi - 1e-6 * abs(phi)
+    assert res.upper_bound - res.objective <= 1e-6 * res.upper_bound
+    # the solve on the whole block agrees
+    full = spca.dspca_bca(Sigma, lam, working_set=False)
+    assert abs(full.objective - res.objective) <= 2e-6 * abs(full.objective)
+
+
+def test_working_set_grows_and_certifies_on_the_whole_block(small_working_sets):
+    Sigma = _factor_correlation(120, 3, samples=30)
+    lam = 0.3
+    res = spca.dspca_bca(Sigma, lam, working_set=True)
+    assert res.converged and res.dual == "working set"
+    # KKT of the rank-one optimum on the whole block: off the support,
+    # |(Sigma x)_i| <= lam ||x||_1 (x is an eigenvector of a feasible Sigma + U)
+    x = res.loadings
+    off = x == 0
+    assert off.any()
+    assert np.all(np.abs(Sigma @ x)[off] <= lam * np.abs(x).sum() * (1 + 1e-8))
+    # Z is feasible: PSD, trace one, zero outside the support
+    assert abs(np.trace(res.Z) - 1.0) < 1e-12
+    assert np.linalg.eigvalsh(res.Z)[0] > -1e-12
+
+
+def test_working_set_gives_up_on_a_high_rank_optimum(small_working_sets, monkeypatch):
+    # a W solve that cannot reach its gap in its sweeps hands over to the
+    # whole block, which still certifies
+    import spca._bca as bca
+
+    monkeypatch.setattr(bca, "WS_MAX_W_SWEEPS", 1)
+    monkeypatch.setattr(bca, "WS_LOOSE", 0.0)  # W solved to tol / 2 in one sweep: no
+    Sigma = make_gaussian_covariance(40, random_state=0)
+    lam = 0.5 * half_max_offdiag(Sigma)
+    res = spca.dspca_bca(Sigma, lam, working_set=True)
+    assert res.converged
+    assert res.dual != "working set"
+
+
+def test_working_set_flag_is_checked():
+    with pytest.raises(TypeError, match="working_set"):
+        spca.dspca_bca(np.eye(3), 0.1, working_set="yes")

@@ -344,3 +344,34 @@ def test_offdiag_rowmax_matches_numpy(seed, n, fortran):
     np.testing.assert_array_equal(offdiag_rowmax(A), a.max(axis=1))
     with pytest.raises(ValueError, match="out must have length"):
         fast.offdiag_rowmax(np.ascontiguousarray(A), np.empty(n + 1))
+
+
+def test_shift_bound_is_rigorous_and_tight():
+    from spca._certificate import shift_bound
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((60, 60))
+    D = A + A.T
+    top = np.linalg.eigvalsh(D)[-1]
+    bound = shift_bound(D, top + 1e-9 * abs(top))
+    assert bound is not None
+    assert top <= bound <= top + 1e-8 * abs(top)
+    # below the top eigenvalue the factorisation fails: no bound
+    assert shift_bound(D, top - 1e-6) is None
+    # D is not modified
+    assert np.array_equal(D, A + A.T)
+
+
+def test_lambda_max_large_lanczos_and_verification():
+    from spca._certificate import LANCZOS_MIN, lambda_max_large
+
+    rng = np.random.default_rng(1)
+    n = LANCZOS_MIN + 20
+    A = rng.standard_normal((n, 8))
+    D = A @ A.T - 3.0 * np.eye(n)
+    top = np.linalg.eigvalsh(D)[-1]
+    est, y, rigorous = lambda_max_large(D)  # no target: an estimate
+    assert not rigorous and abs(est - top) <= 1e-8 * abs(top)
+    bound, y, rigorous = lambda_max_large(D, v0=y, target=np.inf)
+    assert rigorous and top <= bound <= top + 1e-8 * abs(top)
+    assert abs(abs(y @ np.linalg.eigh(D)[1][:, -1]) - 1.0) < 1e-6
