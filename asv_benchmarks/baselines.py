@@ -25,6 +25,12 @@ Every baseline returns the leading eigenvector on its support (``refit``):
 the best loadings for the support it chose, so that the comparison is one
 of supports.  The first four fields of every result are those of
 :class:`Baseline`.
+
+:data:`KSPARSE_CASES`, :func:`ksparse_problem` and :func:`run_method` define
+the comparison at equal k that ``ratios.py`` (section 7) and
+``benchmarks/ksparse.py`` run: spca's ``dspca_cardinality`` and each
+baseline on the same problems, variance, time and (when spca's result has a
+``variance_upper_bound``) the certified ratio ``variance / bound``.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Baseline", "GPowerBaseline", "SparsePCABaseline", "factor", "forward_greedy",
-           "gpower_l0", "refit", "sklearn_sparse_pca", "truncated_power"]
+__all__ = ["KSPARSE_CASES", "KSPARSE_METHODS", "Baseline", "GPowerBaseline",
+           "SparsePCABaseline", "factor", "forward_greedy", "gpower_l0", "ksparse_problem",
+           "refit", "run_method", "sklearn_sparse_pca", "truncated_power", "variance_bound"]
 
 
 class Baseline(NamedTuple):
@@ -322,3 +329,123 @@ def sklearn_sparse_pca(Sigma, k: int, *, X=None, max_fits: int = 40,
     support = np.sort(np.argsort(-np.abs(v), kind="stable")[:min(k, nnz)])
     x, var = refit(S, support)
     return SparsePCABaseline(support, x, var, fits, float(alpha), nnz, as_returned)
+
+
+# --- the k-sparse comparison of the benchmarks (ratios.py and benchmarks/ksparse.py) ----------
+
+#: (problem, k) pairs of the comparison at equal k.
+KSPARSE_CASES = [("pitprops", 5), ("pitprops", 10), ("nytimes", 5), ("breast_cancer", 5),
+                 ("breast_cancer", 10), ("gaussian", 10), ("spiked", 10)]
+#: the methods compared, spca's first (the others' certified ratios use its bound).
+KSPARSE_METHODS = ["spca", "forward_greedy", "truncated_power", "gpower_l0", "sklearn"]
+NYT_WORDS = 300
+
+
+def ksparse_problem(name: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(Sigma, X)`` of a comparison problem; ``X`` is the data when there is some.
+
+    * ``pitprops`` -- Jeffers' 13 x 13 correlation matrix (no data);
+    * ``nytimes`` -- covariance of the bundled NYT sample's 300 words of
+      largest count variance. X is None: scikit-learn's one-component
+      objective depends on the centred data only through ``X'X``, so the
+      600 x 300 factor data of :func:`sklearn_sparse_pca` is the same
+      problem as the 8,447 count rows and much faster to fit;
+    * ``breast_cancer`` -- scikit-learn's set standardised, ``Z'Z / m``;
+    * ``gaussian`` -- ``make_gaussian_covariance(200)``;
+    * ``spiked`` -- ``make_spiked_covariance(200, cardinality=10)`` (seed 0).
+    """
+    from spca.datasets import (
+        load_nytimes_sample,
+        load_pitprops,
+        make_gaussian_covariance,
+        make_spiked_covariance,
+    )
+
+    if name == "pitprops":
+        return load_pitprops().correlation, None
+    if name == "nytimes":
+        counts = load_nytimes_sample().counts
+        mean = np.asarray(counts.mean(axis=0)).ravel()
+        var = np.asarray(counts.multiply(counts).mean(axis=0)).ravel() - mean**2
+        words = np.sort(np.argsort(-var, kind="stable")[:NYT_WORDS])
+        Xc = counts[:, words].toarray()
+        Xc -= Xc.mean(axis=0)
+        S = Xc.T @ Xc / Xc.shape[0]
+        return 0.5 * (S + S.T), None
+    if name == "breast_cancer":
+        from sklearn.datasets import load_breast_cancer
+        from sklearn.preprocessing import StandardScaler
+
+        X = StandardScaler().fit_transform(load_breast_cancer().data)
+    elif name == "gaussian":
+        return make_gaussian_covariance(200, random_state=0), None
+    elif name == "spiked":
+        return make_spiked_covariance(200, cardinality=10, random_state=0)[0], None
+    else:
+        raise ValueError(f"unknown problem {name!r}")
+    Xc = X - X.mean(axis=0)
+    S = Xc.T @ Xc / X.shape[0]
+    return 0.5 * (S + S.T), X
+
+
+def variance_bound(res) -> float | None:
+    """spca's certified upper bound on the k-sparse optimum, when its result has one."""
+    for obj in (res, getattr(res, "result", None)):
+        ub = getattr(obj, "variance_upper_bound", None)
+        if ub is not None:
+            return float(ub)
+    return None
+
+
+def run_method(method: str, Sigma, k: int, X=None, alpha: float | None = None):
+    """Run one method of the comparison once; ``(seconds, dict)``.
+
+    The dict has ``variance`` (of the unit loadings, refitted for the
+    baselines, as returned for spca), ``cardinality``, ``bound`` (spca's
+    ``variance_upper_bound`` or None) and method-specific details. For
+    ``"sklearn"`` with ``alpha`` given, one fit at that alpha is made instead
+    of the search.
+    """
+    import time
+    import warnings
+
+    import spca
+
+    S = np.asarray(Sigma, dtype=np.float64)
+    t0 = time.perf_counter()
+    if method == "spca":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spca.ConvergenceWarning)
+            res = spca.dspca_cardinality(S, k)
+        seconds = time.perf_counter() - t0
+        x = np.asarray(res.result.loadings, dtype=np.float64)
+        support = np.flatnonzero(x)
+        return seconds, {"variance": float(x @ S @ x / (x @ x)),
+                         "variance_refit": refit(S, support)[1] if support.size else 0.0,
+                         "cardinality": int(support.size),
+                         "bound": variance_bound(res), "lam": float(res.lam),
+                         "exact": bool(res.exact)}
+    if method == "sklearn" and alpha is not None:
+        from sklearn.decomposition import SparsePCA
+
+        data = X
+        if data is None:
+            A = factor(S)
+            data = np.vstack([A, -A]) / np.sqrt(2.0)
+        t0 = time.perf_counter()
+        v = SparsePCA(n_components=1, alpha=alpha, random_state=0).fit(data).components_[0]
+        seconds = time.perf_counter() - t0
+        return seconds, {"variance": float(v @ S @ v / (v @ v)),
+                         "cardinality": int(np.count_nonzero(v)), "bound": None}
+    fn = {"forward_greedy": forward_greedy, "truncated_power": truncated_power,
+          "gpower_l0": gpower_l0, "sklearn": sklearn_sparse_pca}[method]
+    kwargs = {"X": X} if method == "sklearn" else {}
+    res = fn(S, k, **kwargs)
+    seconds = time.perf_counter() - t0
+    out = {"variance": res.variance, "cardinality": int(res.support.size), "bound": None,
+           "iterations": res.iterations}
+    if method == "gpower_l0":
+        out.update(gamma=res.gamma, exact=res.exact)
+    if method == "sklearn":
+        out.update(alpha=res.alpha, nnz=res.nnz, variance_as_returned=res.variance_as_returned)
+    return seconds, out
