@@ -32,7 +32,8 @@ that is off shows.
 
 Every timed solve is capped by ``max_sweeps`` (:func:`max_sweeps`) so that
 the suite finishes with the current solver; gap, converged and sweeps are
-recorded with the time.  n >= 2,000 is for ``SPCA_BENCH_XSLOW=1`` (asv) or
+recorded with the time (the best of 3 runs when one takes under 2 s).
+n >= 2,000 is for ``SPCA_BENCH_XSLOW=1`` (asv) or
 ``--hard-sizes`` (``ratios.py``).
 """
 
@@ -180,14 +181,24 @@ def lam_for(family: str, n: int, target: int) -> float:
     return find_lam(matrix(family, n), target)[0]
 
 
-def solve(family: str, n: int, target: int):
-    """The capped solve of a case: (seconds, DSPCAResult)."""
+def solve(family: str, n: int, target: int, repeat: int = 3, budget: float = 2.0):
+    """The capped solve of a case: (seconds, DSPCAResult).
+
+    The best of ``repeat`` runs when the first takes at most ``budget``
+    seconds (small cases are noisy), else that one run.
+    """
     S, lam = matrix(family, n), lam_for(family, n, target)
+    cap = max_sweeps(S.shape[0])
+    best, res = np.inf, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
-        t0 = time.perf_counter()
-        res = spca.dspca_bca(S, lam, max_sweeps=max_sweeps(S.shape[0]))
-        return time.perf_counter() - t0, res
+        for i in range(repeat):
+            t0 = time.perf_counter()
+            res = spca.dspca_bca(S, lam, max_sweeps=cap)
+            best = min(best, time.perf_counter() - t0)
+            if i == 0 and best > budget:
+                break
+    return best, res
 
 
 def main(argv=None) -> None:
