@@ -14,6 +14,9 @@ of the same matrix (best of 3) in the same process; the ``track_`` methods
 report that solve's seconds, its ratio to ``eigvalsh``, gap, convergence,
 sweeps and cardinality (the solve is the best of 3 when one run takes
 under 2 s).  A capped solve shows ``converged = 0``.
+
+``DigitsSparsePCA`` (``SPCA_BENCH_XSLOW=1`` only) fits issue 14's
+``SparsePCA(n_components=10, cardinality=10)`` on standardised digits.
 """
 
 from __future__ import annotations
@@ -92,3 +95,47 @@ class HardFamily:
 
     def track_cardinality(self, cache, case):
         return self.r["cardinality"]
+
+
+class DigitsSparsePCA:
+    """``spca.SparsePCA(10, cardinality=10)`` on standardised digits (issue 14's table).
+
+    Minutes with the current solver, so only with ``SPCA_BENCH_XSLOW=1``;
+    fitted once in ``setup_cache``. ``track_cardinality_misses`` is the
+    number of components without exactly 10 nonzeros.
+    """
+
+    timeout = 3600
+
+    def setup_cache(self):
+        if not is_xslow():
+            return None
+        try:
+            from sklearn.datasets import load_digits
+            from sklearn.preprocessing import StandardScaler
+        except ImportError:
+            return None
+        import warnings
+
+        import spca
+
+        X = StandardScaler().fit_transform(load_digits().data)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spca.ConvergenceWarning)
+            t0 = time.perf_counter()
+            est = spca.SparsePCA(n_components=10, cardinality=10).fit(X)
+            seconds = time.perf_counter() - t0
+        nnz = np.count_nonzero(est.components_, axis=1)
+        return {"seconds": seconds, "misses": int(np.sum(nnz != 10))}
+
+    def setup(self, cache):
+        if cache is None:
+            raise NotImplementedError("set SPCA_BENCH_XSLOW=1 (and install scikit-learn)")
+
+    def track_seconds(self, cache):
+        return cache["seconds"]
+
+    track_seconds.unit = "seconds"
+
+    def track_cardinality_misses(self, cache):
+        return cache["misses"]
