@@ -19,7 +19,8 @@ and the variance they explain, ``x' Sigma x``.
   ``A'A = Sigma``; its penalty ``gamma`` is bisected for ``k`` nonzeros.
 * :func:`sklearn_sparse_pca` -- scikit-learn's ``SparsePCA`` with one
   component, its ``alpha`` bisected for ``k`` nonzeros; the variance is
-  given both as returned and refitted on its support.
+  given both as returned and refitted on its support (which has fewer than
+  ``k`` features if no ``alpha`` tried gave ``k`` or more).
 
 Every baseline returns the leading eigenvector on its support (``refit``):
 the best loadings for the support it chose, so that the comparison is one
