@@ -34,6 +34,10 @@ class KSparse:
     param_names = ["problem", "method"]
     params = (PROBLEMS, _b.KSPARSE_METHODS)
     timeout = 900
+    # one call per sample, at most 5 samples or 30 s: spca takes about 20 s on
+    # the Gaussian problem with the current solver
+    number = 1
+    repeat = (1, 5, 30.0)
 
     def setup_cache(self):
         out = {}
