@@ -8,7 +8,9 @@
   Words" corpora (NYTimes and PubMed are the paper's); nothing is downloaded
   unless it is called.
 * :func:`make_gaussian_covariance`, :func:`make_spiked_covariance` -- the
-  covariance families of the paper's speed comparison.
+  covariance families of the paper's speed comparison;
+  :func:`make_correlation_few_samples` -- correlation matrices of
+  low-rank-plus-noise data with few samples (the benchmarks' hard family).
 * :func:`make_synthetic_corpus` -- Zipf corpora with planted topics at the
   paper's scale; :func:`write_uci` writes any count matrix in the UCI format.
 """
@@ -16,7 +18,11 @@
 from ..text._corpus import Corpus
 from ..text._uci import write_uci
 from ._base import Pitprops, data_path, load_nytimes_sample, load_pitprops, load_reuters_sample
-from ._covariance import make_gaussian_covariance, make_spiked_covariance
+from ._covariance import (
+    make_correlation_few_samples,
+    make_gaussian_covariance,
+    make_spiked_covariance,
+)
 from ._fetch import (
     UCI_BAG_OF_WORDS,
     UCIBagOfWordsFiles,
@@ -37,6 +43,7 @@ __all__ = [
     "load_nytimes_sample",
     "load_pitprops",
     "load_reuters_sample",
+    "make_correlation_few_samples",
     "make_gaussian_covariance",
     "make_spiked_covariance",
     "make_synthetic_corpus",
