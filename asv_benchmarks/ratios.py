@@ -288,7 +288,8 @@ def ksparse_rows(rows, quick):
         bound = ours["bound"]
         rows.append((f"dspca_cardinality k={k} ({name})", n, np.nan, ours_s, "-",
                      f"variance {ours['variance']:.5g} with {ours['cardinality']} nonzeros "
-                     f"(refitted on its support {ours['variance_refit']:.5g}); certified "
+                     f"({ours['origin']}; the relaxation's own vector "
+                     f"{ours['variance_relaxation']:.5g}); certified "
                      f"ratio {_ratio_text(ours['variance'], bound)}"))
         for m in methods:
             if m == "sklearn":

@@ -504,6 +504,13 @@ STEP_MIN = 0.7
 # crossing, where the support is large, costs the most; measured on the NYT
 # sample's topics and random Gaussian and spiked searches).
 STEP_MIN_NEAR = 0.8
+# A jump: once the bracket is narrower than JUMP_RTOL (relative) and this many
+# bisections in a row have left the cardinalities at both of its ends
+# unchanged, the relaxation's path is taken to jump over k there, and the
+# k-support is built from the bracketing supports (each further bisection of
+# a jump costs a solve at the crossing, the hardest place to solve).
+JUMP_STALL = 3
+JUMP_RTOL = 1e-2
 
 
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
@@ -617,9 +624,16 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         found = run(lam)
 
     # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
+    ends: list[tuple[int, int]] = []  # cardinalities at (lo, hi) before each bisection
     while found is None and not math.isnan(lo):
         if lo > 0 and hi / lo - 1.0 <= lam_rtol:
             break
+        if lo > 0:
+            ends.append((_card_at(solver.trials[first:], lo, k + 1),
+                         _card_at(solver.trials[first:], hi, k - 1)))
+            if (hi / lo - 1.0 <= JUMP_RTOL and len(ends) > JUMP_STALL
+                    and len(set(ends[-JUMP_STALL - 1:])) == 1):
+                break
         if lo == 0 and hi <= lam_rtol * ds[k - 1]:
             break
         if len(solver.trials) - first >= max_solves:
@@ -821,7 +835,9 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
         if _work(solver.trials[start:]) > budget:
             break
         lam = _ksparse.next_probe(cuts() + extra, k, low, ceil, BOUND_RTOL)
-        if lam is None:
+        if lam is None or lam >= ceil:
+            # (at lam >= max Sigma_ii every feature is eliminated: phi = 0 and
+            # the cut lam k is no better than the largest variance)
             break
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EmptyProblemWarning)
@@ -888,9 +904,13 @@ def dspca_cardinality(
     max_solves : int, default=40
         Cap on the number of DSPCA solves.
     lam_rtol : float, default=1e-4
-        The search gives up on exactly ``k`` when the bracket
-        ``[lo, hi]`` (cardinality above ``k`` at ``lo``, below at ``hi``)
-        satisfies ``hi / lo - 1 <= lam_rtol``: the cardinality jumps over ``k``.
+        The search gives up on a relaxation with exactly ``k`` nonzeros when
+        the bracket ``[lo, hi]`` (cardinality above ``k`` at ``lo``, below at
+        ``hi``) satisfies ``hi / lo - 1 <= lam_rtol``, or once it is narrower
+        than 1e-2 (relative) and three bisections in a row have left the
+        cardinalities at both ends unchanged: the relaxation's cardinality
+        jumps over ``k`` there, and the ``k``-support is built from the
+        bracketing supports.
     max_sweeps, max_qp_passes, qp_tol, qp_finish :
         Passed to :func:`spca.dspca_bca` for every solve.
     verbose : bool, default=False

@@ -128,8 +128,8 @@ def test_duplicated_features_jump_is_reported():
     assert res.explained_variance == pytest.approx(Sigma[0, 0])
     assert res.certified_ratio == pytest.approx(1.0)  # k = 1: max variance, exact
     assert "no lam gives exactly k=1" in res.message
-    lo, hi = res.bracket
-    assert hi / lo - 1 <= 1e-4
+    lo, hi = res.bracket  # a narrow bracket, at most JUMP_RTOL wide
+    assert hi / lo - 1 <= 1e-2
 
 
 def test_sparse_sigma_same_as_dense():
@@ -263,7 +263,9 @@ def test_non_monotone_ends_exact_or_at_a_crossing(monkeypatch):
             # The bracket kept card > k at lo and < k at hi while it shrank.
             lo, hi = res.bracket
             assert non_monotone(lo) > k > non_monotone(hi)
-            assert hi / lo - 1 <= 1e-6 and "jumps" in res.message
+            # (narrowed to lam_rtol, or to JUMP_RTOL once bisections stop
+            # changing the cardinalities at both ends)
+            assert hi / lo - 1 <= 1e-2 and "jumps" in res.message
 
 
 def test_non_monotone_jump_reports_nearest(monkeypatch):
@@ -273,7 +275,7 @@ def test_non_monotone_jump_reports_nearest(monkeypatch):
     assert res.result.support.size == 6
     assert res.cardinality == 5
     lo, hi = res.bracket
-    assert hi / lo - 1 <= 1e-6
+    assert hi / lo - 1 <= 1e-2
     assert "jumps" in res.message
 
 
