@@ -62,6 +62,8 @@ SWAP_RTOL = 1e-10
 SWAP_OUT = 32
 # Cap on the number of swaps of one local search.
 MAX_SWAPS = 200
+# Iterations of a truncated-power start (it stops once its support repeats).
+TPOWER_ITER = 200
 # Pruning removes the feature of least cost exactly up to this support size,
 # and the feature of smallest |loading| above it.
 PRUNE_EXACT = 48
@@ -237,6 +239,24 @@ class _Pool:
                 S = np.delete(S, np.argsort(np.abs(v), kind="stable")[:b])
                 continue
             S = np.delete(S, i)
+        return S
+
+    def truncated_power(self, x0: NDArray[np.float64], k: int,
+                        max_iter: int = TPOWER_ITER) -> NDArray[np.intp]:
+        """Support of the truncated power method (Yuan & Zhang 2013) from ``x0``
+        (a vector over the pool): ``x <- B x``, keep the ``k`` entries of
+        largest magnitude, normalise, until the support repeats."""
+        x = np.where(self.usable, x0, 0.0)
+        S = np.sort(np.argsort(-np.abs(x), kind="stable")[:k])
+        for _ in range(max_iter):
+            y = self.B[:, S] @ x[S]  # B x, x being zero off S
+            y[~self.usable] = 0.0
+            T = np.sort(np.argsort(-np.abs(y), kind="stable")[:k])
+            x = np.zeros(self.m)
+            x[T] = y[T] / max(float(np.linalg.norm(y[T])), np.finfo(float).tiny)
+            if np.array_equal(T, S):
+                break
+            S = T
         return S
 
     def swaps(self, S: NDArray[np.intp]) -> Moves:

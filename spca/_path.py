@@ -755,7 +755,8 @@ def _pool_block(solver: _Solver, k: int,
 def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      found: DSPCAResult | None) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
-    by swaps; forward greedy selection is a further start (see ``_ksparse``)."""
+    by swaps; forward greedy selection and the truncated power method are
+    further starts (see ``_ksparse``)."""
     d = solver.d
     starts: list[tuple[str, NDArray[np.intp]]] = []
     if found is not None:
@@ -790,6 +791,18 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     for other, mv in moves[1:]:
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = other, mv
+    # Two truncated-power starts (Yuan & Zhang 2013; cheap: k columns of B per
+    # step): from the feature of largest variance, and from the best
+    # component so far, each improved by swaps.
+    e = np.zeros(pool.m)
+    e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
+    x = np.zeros(pool.m)
+    x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
+    for x0 in (e, x):
+        S = pool.truncated_power(x0, k)
+        mv = pool.swaps(S) if k <= SWAPS_MAX else _ksparse.Moves(S, pool.variance(S), 0)
+        if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
+            name, best = "truncated power", mv
     origin = name + (f"+{best.swaps} swap{'s' if best.swaps != 1 else ''}" if best.swaps else "")
     support = P[best.support]
     variance, v = _ksparse.top_eig(B[np.ix_(best.support, best.support)])
