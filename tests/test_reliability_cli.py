@@ -150,8 +150,12 @@ def test_sigint_while_importing_is_one_line(tmp_path):
 
 
 def test_import_from_the_source_tree_says_what_to_do(tmp_path):
-    # an unbuilt copy of the package, as in a fresh clone's root directory
-    shutil.copytree(SPCA_DIR, tmp_path / "spca",
+    # an unbuilt copy of the package, as in a fresh clone's root directory: the
+    # repository's spca/ (with its .pyx sources), not the installed package,
+    # which has no sources in a regular (non-editable) install
+    source = Path(__file__).resolve().parents[1] / "spca"
+    assert (source / "_bca_fast.pyx").is_file(), f"no source tree at {source}"
+    shutil.copytree(source, tmp_path / "spca",
                     ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
     proc = subprocess.run([sys.executable, "-S", "-c", "import spca"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=60)
