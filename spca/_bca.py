@@ -526,7 +526,7 @@ def dspca_bca(
 def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int,
                       X0: Any, max_qp_passes: int, qp_tol: float, qp_finish: bool,
                       verbose: bool = False,
-                      working_set: bool | None = None) -> DSPCAResult:
+                      working_set: bool | None = None, refine: bool = True) -> DSPCAResult:
     """:func:`dspca_bca` on a block that its caller has already validated.
 
     For the inner solves of the cardinality search: ``B`` must be a
@@ -534,7 +534,9 @@ def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int
     block of a validated covariance with every diagonal entry ``> lam``
     (so Theorem 1 keeps every feature), and ``X0`` ``None`` or an iterate of
     an earlier solve.  Skips the ``O(n^2)`` checks and the ``O(n^3)`` PSD
-    test that :func:`dspca_bca` runs on every call.
+    test that :func:`dspca_bca` runs on every call.  ``refine=False`` skips
+    the support refinement (for a solve whose caller needs the support, not
+    a tight gap: its bounds are valid either way).
     """
     t_start = time.perf_counter()
     n = B.shape[0]
@@ -542,7 +544,7 @@ def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int
     with _blas_threads(n):
         return _solve(B, kept, n, lam, tol, X0, None, max_sweeps, max_qp_passes, qp_tol,
                       qp_finish, verbose, True, t_start, t_start, checked=True,
-                      working_set=working_set)
+                      working_set=working_set, refine=refine)
 
 
 def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarray]:
@@ -574,7 +576,8 @@ def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarra
 
 
 def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,
-           verbose, eliminate, t_start, t_elim, checked=False, working_set=None) -> DSPCAResult:
+           verbose, eliminate, t_start, t_elim, checked=False, working_set=None,
+           refine=True) -> DSPCAResult:
     """dspca_bca after validation and elimination (kept is not empty).
 
     ``checked``: ``S_in`` is already the symmetric, finite, PSD float64 block
@@ -614,7 +617,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     history: list[tuple[int, float, float, float]] = []
     options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
                    qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
-                   verbose=verbose, working_set=working_set)
+                   verbose=verbose, working_set=working_set, refine=refine)
     if len(blocks) == 1 and blocks[0].size > 1:
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, **options)
@@ -727,14 +730,14 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
 
 
 def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                 qp_finish, beta, scale, verbose, working_set=None):
+                 qp_finish, beta, scale, verbose, working_set=None, refine=True):
     """BCA with beta continuation on one (connected) problem, in place on X and M."""
     m = S.shape[0]
     if working_set or (working_set is None and m >= WS_MIN):
         out = _solve_working_set(
             S, lam_n, X, M, history, tol=tol, max_sweeps=max_sweeps,
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-            scale=scale, verbose=verbose)
+            scale=scale, verbose=verbose, refine=refine)
         if out[0] is not None:
             return out
         # the working set did not certify: the whole block, warm-started
@@ -742,7 +745,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-            scale=scale, verbose=verbose, working_set=False)
+            scale=scale, verbose=verbose, working_set=False, refine=refine)
         return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
     if beta is None:
@@ -753,7 +756,8 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     work = _bca_fast.Workspace(m, MAX_ACTIVE)
     max_rounds = 50 if qp_finish else 0
     return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
-                   max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose)
+                   max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose,
+                   refine)
 
 
 # Working sets (see _solve_working_set): used by default on connected blocks
@@ -773,7 +777,7 @@ WS_MAX_W_SWEEPS = 100
 
 
 def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                       qp_finish, beta, scale, verbose):
+                       qp_finish, beta, scale, verbose, refine=True):
     """BCA on a working set W of features, certified on the whole block.
 
     Solves the relaxation on ``S_WW`` (warm-started, to ``tol / 2``), then
@@ -831,7 +835,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         sw, cert_w, p, e, tc, beta_k = _solve_block(
             SW, lam_n, XW, MW, hist, tol=tol_w, max_sweeps=budget,
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-            scale=scale, verbose=False, working_set=False)
+            scale=scale, verbose=False, working_set=False, refine=refine)
         cols += sw * W.size
         sweeps = -(-cols // m)
         passes, exact, t_cert = passes + p, exact + e, t_cert + tc
@@ -962,9 +966,9 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
 
 
 def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_passes,
-            qp_tol, max_rounds, qp_finish, history, scale, verbose):
+            qp_tol, max_rounds, qp_finish, history, scale, verbose, refine=True):
     """The sweep loop of dspca_bca; returns (sweeps, certificate, passes, exact QPs,
-    certificate seconds, final beta)."""
+    certificate seconds, final beta).  ``refine=False``: no support refinement."""
     no_inverse = np.empty((0, 0))
     trace = float(np.trace(X))
     cert: Certificate | None = None
@@ -995,7 +999,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         stage_done = new.barrier_gap <= 4.0 * m * beta_k / trace
         n_checks += 1
         stalled = len(gaps) >= 5 and _combine(cert, new).gap > 0.5 * gaps[-5]
-        if _combine(cert, new).gap > tol and (stage_done or stalled):
+        if refine and _combine(cert, new).gap > tol and (stage_done or stalled):
             # While beta can still be lowered, only supports of at most half
             # the block are refined: refining (about) the whole block solves
             # the problem again by a slower method, and the sweeps at the next

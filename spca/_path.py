@@ -428,8 +428,12 @@ class _Solver:
         X0, diag = self._warm_start(lam, W, G)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
+            # A bracketing solve (capped in sweeps) only decides the side of k
+            # its support falls on: no support refinement, which on optima of
+            # rank > 1 costs seconds per solve (its bounds stay valid cuts).
+            bracketing = role == "search" and max_sweeps is not None
             res = _dspca_bca_checked(self._sub(G), lam, tol=tol, max_sweeps=budget, X0=X0,
-                                     **self.options)
+                                     refine=not bracketing, **self.options)
         out = _lift(res, G, self.cov.n)
         if R is not None:
             pos = np.searchsorted(W, R)
