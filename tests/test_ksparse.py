@@ -333,3 +333,22 @@ def test_deflated_components_bound_their_own_deflated_covariance(deflation):
         assert comp.variance <= best[3] * (1 + 1e-9)
         assert comp.variance_upper_bound >= best[3] * (1 - 1e-9)
         work = spca.deflate(work, comp.loadings, deflation)
+
+
+def test_nyt_cardinality_path_survives_a_working_set_losing_definiteness():
+    # With one BLAS thread, a 5-sweep certificate probe of a ~700-word
+    # working-set block of the NYT sample lost definiteness to rounding
+    # (LinAlgError from the barrier iterate); the solver now hands that
+    # block to the whole-block solve instead.
+    from threadpoolctl import threadpool_limits
+
+    from spca.datasets import load_nytimes_sample
+
+    X = load_nytimes_sample().counts
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    S = (X.T @ X).toarray() / X.shape[0] - np.outer(mean, mean)
+    with threadpool_limits(limits=1):
+        path = spca.cardinality_path(S, range(9, 16))
+    assert [int(s.size) for s in path.supports] == list(range(9, 16))
+    assert np.all(path.variances <= path.variance_upper_bounds * (1 + 1e-9))
+    assert np.all(np.diff(path.variances) > 0)
