@@ -411,11 +411,12 @@ class _Solver:
         return X0, diag
 
     def solve(self, lam: float, tol: float, max_sweeps: int | None = None,
-              role: str = "search") -> DSPCAResult:
+              role: str = "search", give_up: bool = False) -> DSPCAResult:
         """Solve at ``lam``; returns the result over all features and records a trial.
 
         ``max_sweeps`` caps this solve below the solver's own limit; ``role``
-        is recorded in the trial.  The
+        is recorded in the trial; ``give_up`` stops a solve that cannot reach
+        ``tol`` within its sweeps early (see :func:`spca._bca._hopeless`).  The
         result may be over the relevant features only; pass it to :meth:`full`
         for the form of :func:`spca.dspca_bca`.
         """
@@ -433,7 +434,8 @@ class _Solver:
             # rank > 1 costs seconds per solve (its bounds stay valid cuts).
             bracketing = role == "search" and max_sweeps is not None
             res = _dspca_bca_checked(self._sub(G), lam, tol=tol, max_sweeps=budget, X0=X0,
-                                     refine=not bracketing, **self.options)
+                                     refine=not bracketing, give_up=give_up,
+                                     **self.options)
         out = _lift(res, G, self.cov.n)
         if R is not None:
             pos = np.searchsorted(W, R)
@@ -578,9 +580,13 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         card = res.support.size
         if card == k and (cur_tol > tol or not res.converged):
             # Confirm at the requested accuracy and sweep limit before
-            # accepting (warm-started from the solve just made).
+            # accepting (warm-started from the solve just made). A confirming
+            # solve whose gap cannot reach tol within the sweeps stops early:
+            # it would not be accepted, and the k-support does not need it
+            # (standardised digits, component 8: 1.1 s of 500 sweeps that
+            # ended at gap 4.9e-4).
             cur_tol = tol
-            res = solver.solve(lam, tol)
+            res = solver.solve(lam, tol, give_up=True)
             results.append(res)
             card = res.support.size
         if card == k:

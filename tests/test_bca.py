@@ -396,3 +396,80 @@ def test_working_set_gives_up_on_a_high_rank_optimum(small_working_sets, monkeyp
 def test_working_set_flag_is_checked():
     with pytest.raises(TypeError, match="working_set"):
         spca.dspca_bca(np.eye(3), 0.1, working_set="yes")
+
+
+def _high_rank_problem():
+    # optimal Z of rank about 3 (eigenvalues 0.69, 0.14, 0.12 after 300 sweeps):
+    # no rank-one certificate exists and the refinement cannot certify it
+    Sigma = make_gaussian_covariance(60, random_state=0)
+    return Sigma, 0.2 * half_max_offdiag(Sigma)
+
+
+def test_certificates_follow_a_geometric_schedule():
+    Sigma, lam = _high_rank_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(Sigma, lam, max_sweeps=40, working_set=False)
+    assert not res.converged and res.n_sweeps == 40
+    checked = [h[0] for h in res.history]
+    assert checked == [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 19, 24, 30, 38, 40]
+
+
+def test_failed_refinements_back_off(monkeypatch):
+    import spca._bca as bca
+
+    calls = []
+    real = bca.certify
+
+    def counting(*args, **kwargs):
+        if kwargs.get("refine"):
+            calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bca, "certify", counting)
+    Sigma, lam = _high_rank_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(Sigma, lam, max_sweeps=300, working_set=False)
+    assert not res.converged
+    n_checks = len(res.history)
+    # every check qualifies (the barrier stage never finishes); refinements
+    # that fail double the wait: at most about log2(checks) + 1 of them
+    assert n_checks >= 20
+    assert 1 <= len(calls) <= int(np.log2(n_checks)) + 2
+
+
+@pytest.mark.parametrize(
+    ("checks", "expected"),
+    [
+        ([(10, 1e-2), (60, 1e-3)], False),  # too early to judge: < GIVE_UP_MIN
+        ([(30, 1e-3), (60, 1e-3)], True),  # no progress over half the sweeps
+        ([(30, 1e-2), (60, 1e-3)], True),  # a decade per 30 sweeps: 1e-6 at 150
+        ([(30, 1e-2), (60, 1e-4)], False),  # two decades per 30 sweeps: 1e-6 at 90
+        ([(10, 1.0), (30, 1e-2), (59, 1e-2), (60, 1e-5)], False),  # recent rate counts
+    ],
+)
+def test_hopeless_extrapolates_the_recent_rate(checks, expected):
+    from spca._bca import _hopeless
+
+    assert _hopeless(checks, 1e-6, 100) is expected
+
+
+def test_give_up_stops_a_hopeless_solve_with_valid_bounds():
+    from spca._bca import _dspca_bca_checked
+
+    Sigma, lam = _high_rank_problem()
+    options = dict(tol=1e-6, max_sweeps=500, X0=None, max_qp_passes=5, qp_tol=1e-3,
+                   qp_finish=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        early = _dspca_bca_checked(Sigma, lam, give_up=True, **options)
+    assert not early.converged
+    assert 50 <= early.n_sweeps < 500
+    assert early.objective <= early.upper_bound
+    ref = sdp_value(Sigma, lam)
+    assert early.objective <= ref * (1 + 1e-6) and ref <= early.upper_bound * (1 + 1e-6)
+    # a problem that converges is not stopped
+    G = make_gaussian_covariance(12, random_state=2)
+    res = _dspca_bca_checked(G, half_max_offdiag(G), give_up=True, **options)
+    assert res.converged
