@@ -433,12 +433,15 @@ def dspca_bca(
     most half the problem while beta can still be lowered) is solved by
     smoothing its dual, which gives primal and dual points for optima of any
     rank ("support refinement"); this is also tried when the gap has not
-    halved over the last five checks. The bounds reported are the best lower
-    and upper bounds over all checks (each is valid on its own).
+    halved over the last five checks. A refinement that does not halve the
+    gap doubles the number of checks before the next one. The bounds
+    reported are the best lower and upper bounds over all checks (each is
+    valid on its own).
 
-    *Stopping rule.* The gap is checked after each of the first 10 sweeps and
-    then every ``sweep // 10`` sweeps; the solver stops at the first check
-    with ``gap <= tol`` or after ``max_sweeps`` sweeps.
+    *Stopping rule.* The gap is checked after sweeps 1 to 6 and then on a
+    geometric schedule (8, 10, 12, 15, 19, 24, ...: about ten checks per
+    decade of sweeps) and after the last sweep; the solver stops at the first
+    check with ``gap <= tol`` or after ``max_sweeps`` sweeps.
 
     *Working sets.* On a connected block of ``m`` features (at least 400 by
     default) the sweeps run over a working set ``W`` of features only: 64 to

@@ -1003,8 +1003,14 @@ def dspca_cardinality(
     ``k`` is the number of features with positive variance). The bracket is
     then narrowed by interpolating the cardinality linearly in ``log(lam)``,
     safeguarded to the middle half of the bracket (so it shrinks at least as
-    fast as a 3:1 bisection). Any solve with exactly ``k`` nonzeros ends the
-    search.
+    fast as a 3:1 bisection). Bracketing solves get at most 20 sweeps; one
+    with exactly ``k`` nonzeros is confirmed by a solve to ``tol`` within
+    ``max_sweeps``, warm-started, which ends the search if it keeps ``k``
+    nonzeros. A confirming solve whose gap, extrapolated at its rate over
+    the second half of its sweeps (from sweep 50 on), cannot reach ``tol``
+    within ``max_sweeps`` stops there (an optimum of rank above one on
+    standardised data typically does); its result is then reported not
+    converged, as it would have been after ``max_sweeps``.
 
     *Non-monotone cardinality.* The cardinality of the DSPCA solution is not
     monotone in ``lam`` in general. The search only relies on the bracket
