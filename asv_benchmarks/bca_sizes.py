@@ -36,7 +36,8 @@ from spca.datasets import make_gaussian_covariance, make_spiked_covariance
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200, 300, 500])
+    parser.add_argument("--sizes", type=int, nargs="+", default=None,
+                        help="default 50 100 200 300 500 (1900 2000 2048 2100 2200 with --step)")
     parser.add_argument("--tol", type=float, default=1e-6, help="target relative gap")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--step", action="store_true",
@@ -48,16 +49,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="runs per size with --step, the best is kept (default 2)")
     args = parser.parse_args(argv)
     if args.step:
-        sizes = args.sizes if args.sizes != [50, 100, 200, 300, 500] else [
-            1900, 2000, 2048, 2100, 2200]
-        step_rows(sizes, args.step_sweeps, args.repeat, args.seed)
+        step_rows(args.sizes or [1900, 2000, 2048, 2100, 2200], args.step_sweeps,
+                  args.repeat, args.seed)
         return
+    sizes = args.sizes or [50, 100, 200, 300, 500]
 
     cpu = platform.processor() or platform.machine()
     print(f"spca {spca.__version__}, numpy {np.__version__}, {cpu}")
     print(f"{'family':9s} {'n':>5s} {'reduced':>7s} {'sweeps':>6s} {'seconds':>8s} "
           f"{'gap':>9s} {'conv':>5s} {'card':>4s}  eigh(s)")
-    for n in args.sizes:
+    for n in sizes:
         for family in ("gaussian", "spiked"):
             if family == "gaussian":
                 Sigma = make_gaussian_covariance(n, random_state=args.seed)

@@ -1003,7 +1003,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         n_exact += exact
         trace = float(np.trace(X))  # drop the rounding accumulated over the sweep
         t1 = time.perf_counter()
-        # Certify on a geometric schedule (sweeps 1-6, 8, 10, 13, 16, 20, 25,
+        # Certify on a geometric schedule (sweeps 1-6, 8, 10, 12, 15, 19, 24,
         # ...: about 10 certificates per decade) and at the last sweep. A
         # certificate costs about as much as a sweep at n = 1,000 and twice
         # as much at n = 60; the earlier schedule (every one of the first 20
@@ -1019,24 +1019,25 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         # may hover above its expected size for a long time.
         stage_done = new.barrier_gap <= 4.0 * m * beta_k / trace
         n_checks += 1
-        stalled = len(gaps) >= 5 and _combine(cert, new).gap > 0.5 * gaps[-5]
-        if (refine and _combine(cert, new).gap > tol and (stage_done or stalled)
-                and n_checks >= next_refine):
+        before = _combine(cert, new).gap
+        stalled = len(gaps) >= 5 and before > 0.5 * gaps[-5]
+        if refine and before > tol and (stage_done or stalled) and n_checks >= next_refine:
             # While beta can still be lowered, only supports of at most half
             # the block are refined: refining (about) the whole block solves
             # the problem again by a slower method, and the sweeps at the next
             # beta usually certify sooner (a 16-feature refinement cost
             # 150-300 ms on the log1p NYT-sample topics, two more sweeps 2-5 ms).
             final = stalled or beta_k <= beta_min
-            before = _combine(cert, new).gap
             new = certify(S, lam_n, X, M, refine=True, tol=tol,
                           max_refine=MAX_REFINE_SUPPORT if final else m // 2)
             gaps.clear()
             # A refinement that does not halve the gap waits twice as many
-            # checks as the last one before the next try (an optimum of rank
+            # checks as the last one before the next try: an optimum of rank
             # above one whose support the refinement cannot certify would
-            # otherwise be refined at every check: on standardised digits, 55
-            # refinements were 1.1 s of a 2 s, 500-sweep solve).
+            # otherwise be refined at every check where the barrier stage is
+            # solved (on standardised digits, with a check after every sweep,
+            # 55 refinements were 1.1 s of a 2 s, 500-sweep solve; with the
+            # geometric schedule the stall rule alone leaves 2 there).
             if _combine(cert, new).gap > 0.5 * before:
                 refine_wait *= 2
             else:
