@@ -33,6 +33,7 @@ from ._certificate import (
     rank_one_dual_matrix,
     relative_gap,
 )
+from ._proximal import proximal_dual
 from ._screening import safe_feature_elimination
 from ._validation import (
     MIN_BETA,
@@ -434,9 +435,18 @@ def dspca_bca(
     smoothing its dual, which gives primal and dual points for optima of any
     rank ("support refinement"); this is also tried when the gap has not
     halved over the last five checks. A refinement that does not halve the
-    gap doubles the number of checks before the next one. The bounds
-    reported are the best lower and upper bounds over all checks (each is
-    valid on its own).
+    gap doubles the number of checks before the next one. A solve that runs
+    out of sweeps (``max_sweeps`` of at least 50) without reaching ``tol``
+    then spends at most half as long again on proximal point iterations from
+    its last iterate (``spca/_proximal.py``): each inner problem is solved
+    over the box of ``U`` by a projected semismooth Newton method, and every
+    ``U`` visited gives a bound ("proximal point"). On optima of rank above
+    one, whose primal value settles long before the barrier dual, this
+    tightens the reported gap by one to two orders of magnitude (a
+    correlation matrix of 64 samples of 500 features at about 200 nonzeros:
+    7.3e-3 after 500 sweeps, 6.5e-5 after 22 s more), although it rarely
+    reaches ``tol = 1e-6`` there. The bounds reported are the best lower and
+    upper bounds over all checks (each is valid on its own).
 
     *Stopping rule.* The gap is checked after sweeps 1 to 6 and then on a
     geometric schedule (8, 10, 12, 15, 19, 24, ...: about ten checks per
@@ -467,7 +477,7 @@ def dspca_bca(
 
     *Support rule.* ``support`` is the set of nonzero entries of the polished
     ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
-    (``"barrier"`` or ``"support refinement"``) the entries of ``Z``'s leading
+    (``"barrier"``, ``"support refinement"`` or ``"proximal point"``) the entries of ``Z``'s leading
     eigenvector with ``|v_i| >= 1e-3 max|v|``.
 
     *Elimination.* Theorem 1 is exact for the cardinality problem
@@ -625,7 +635,8 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     history: list[tuple[int, float, float, float]] = []
     options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
                    qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
-                   verbose=verbose, working_set=working_set, refine=refine, give_up=give_up)
+                   verbose=verbose, working_set=working_set, refine=refine, give_up=give_up,
+                   polish_dual=refine and not give_up)
     if len(blocks) == 1 and blocks[0].size > 1:
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, **options)
@@ -738,8 +749,13 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
 
 
 def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                 qp_finish, beta, scale, verbose, working_set=None, refine=True, give_up=False):
-    """BCA with beta continuation on one (connected) problem, in place on X and M."""
+                 qp_finish, beta, scale, verbose, working_set=None, refine=True, give_up=False,
+                 polish_dual=False):
+    """BCA with beta continuation on one (connected) problem, in place on X and M.
+
+    ``polish_dual``: a solve that ends unconverged after at least
+    ``POLISH_MIN_SWEEPS`` sweeps gets proximal-point dual bounds (see
+    :func:`_sweeps`); the working set's own solves never do."""
     m = S.shape[0]
     if working_set or (working_set is None and m >= WS_MIN):
         out = _solve_working_set(
@@ -753,7 +769,8 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-            scale=scale, verbose=verbose, working_set=False, refine=refine, give_up=give_up)
+            scale=scale, verbose=verbose, working_set=False, refine=refine, give_up=give_up,
+            polish_dual=polish_dual)
         return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
     if beta is None:
@@ -765,7 +782,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     max_rounds = 50 if qp_finish else 0
     return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
                    max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose,
-                   refine, give_up)
+                   refine, give_up, polish_dual)
 
 
 # Working sets (see _solve_working_set): used by default on connected blocks
@@ -981,9 +998,12 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
 
 
 def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_passes,
-            qp_tol, max_rounds, qp_finish, history, scale, verbose, refine=True, give_up=False):
+            qp_tol, max_rounds, qp_finish, history, scale, verbose, refine=True, give_up=False,
+            polish_dual=False):
     """The sweep loop of dspca_bca; returns (sweeps, certificate, passes, exact QPs,
-    certificate seconds, final beta).  ``refine=False``: no support refinement."""
+    certificate seconds, final beta).  ``refine=False``: no support refinement.
+    ``polish_dual``: see the end of the loop."""
+    t_start = time.perf_counter()
     no_inverse = np.empty((0, 0))
     trace = float(np.trace(X))
     cert: Certificate | None = None
@@ -1064,7 +1084,35 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         if beta_k > beta_min and stage_done:
             beta_k = max(beta_k / 10.0, beta_min)
     assert cert is not None
+    if polish_dual and cert.gap > tol and sweep == max_sweeps and sweep >= POLISH_MIN_SWEEPS:
+        # Out of sweeps without a certificate: usually an optimum of rank
+        # above one, where the primal value settles long before the barrier
+        # dual (see spca/_proximal.py). Proximal point iterations from the
+        # last iterate, for at most POLISH_SHARE of the time spent so far,
+        # tighten the dual side (and sometimes the primal one).
+        t1 = time.perf_counter()
+        _, D, _ = barrier_dual(S, lam_n, M)
+        upper, D, value, Zp = proximal_dual(
+            S, lam_n, X / float(np.trace(X)), D - S, seconds=POLISH_SHARE * (t1 - t_start),
+            lower=cert.lower, tol=tol)
+        if upper < cert.upper:
+            cert = dataclasses.replace(cert, upper=upper, dual="proximal point")
+        if value > cert.lower:
+            cert = dataclasses.replace(cert, lower=value, Z=Zp, x=None, primal="proximal point")
+        t_cert += time.perf_counter() - t1
+        if verbose:
+            print(f"proximal point ({time.perf_counter() - t1:.2f} s):  "
+                  f"lower={cert.lower * scale:.10g}  upper={cert.upper * scale:.10g}  "
+                  f"gap={cert.gap:.2e}  ({cert.primal} / {cert.dual})")
     return sweep, cert, n_passes, n_exact, t_cert, beta_k
+
+
+# The dual polish of an unconverged solve (_sweeps' polish_dual): only after
+# at least POLISH_MIN_SWEEPS sweeps (a solve capped lower is a probe, as the
+# search's bracketing solves and the benchmarks' capped solves are), for at
+# most POLISH_SHARE of the sweep loop's time.
+POLISH_MIN_SWEEPS = 50
+POLISH_SHARE = 0.5
 
 
 # give_up (the cardinality search's confirming solves): from GIVE_UP_MIN

@@ -1,0 +1,137 @@
+"""The proximal-point dual bound (spca/_proximal.py) and its use by dspca_bca."""
+
+import warnings
+
+import numpy as np
+import pytest
+from _reference import half_max_offdiag, sdp_value  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spca
+from spca._certificate import dspca_objective
+from spca._proximal import _Projection, _simplex, proximal_dual
+from spca.datasets import make_gaussian_covariance
+
+
+def _high_rank_problem():
+    # as in test_bca.py: an optimum of rank about 3, which block coordinate
+    # ascent does not certify within its sweeps
+    Sigma = make_gaussian_covariance(60, random_state=0)
+    return Sigma, 0.2 * half_max_offdiag(Sigma)
+
+
+def test_simplex_projection_is_the_closest_point():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a = rng.standard_normal(7) * 3
+        p = _simplex(a)
+        assert p.min() >= 0 and p.sum() == pytest.approx(1.0)
+        # optimality: a - p = tau on the support, <= tau off it
+        tau = (a - p)[p > 0]
+        assert np.ptp(tau) < 1e-12
+        assert np.all((a - p)[p == 0] <= tau[0] + 1e-12)
+
+
+def test_projection_jacobian_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((9, 9))
+    A = 0.3 * (A + A.T)
+    H = rng.standard_normal((9, 9))
+    H = H + H.T
+    P = _Projection(A)
+    assert 1 <= P.rank < 9
+    assert np.trace(P.Z) == pytest.approx(1.0)
+    assert np.linalg.eigvalsh(P.Z).min() > -1e-12
+    e = 1e-6
+    fd = (_Projection(A + e * H).Z - _Projection(A - e * H).Z) / (2 * e)
+    assert np.abs(fd - P.jacobian(H)).max() < 1e-7
+
+
+def _bca_state(Sigma, lam, sweeps):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(Sigma, lam, max_sweeps=sweeps, eliminate=False, working_set=False)
+    from spca._certificate import barrier_dual
+
+    scale = float(np.diag(Sigma).max())
+    S, lam_n = Sigma / scale, lam / scale
+    X = res.X / scale
+    _, D, _ = barrier_dual(S, lam_n, res._dual_columns)
+    return res, S, lam_n, X / np.trace(X), D - S, scale
+
+
+def test_proximal_dual_tightens_a_rank_three_bound():
+    Sigma, lam = _high_rank_problem()
+    res, S, lam_n, Z0, U0, scale = _bca_state(Sigma, lam, 30)
+    Z_in, U_in = Z0.copy(), U0.copy()
+    upper, D, value, Z = proximal_dual(S, lam_n, Z0, U0, seconds=30.0, max_outer=12)
+    # nothing the caller passed is modified
+    np.testing.assert_array_equal(Z0, Z_in)
+    np.testing.assert_array_equal(U0, U_in)
+    # D is Sigma plus a symmetric U in the box, and upper bounds its top eigenvalue
+    U = D - S
+    np.testing.assert_array_equal(U, U.T)
+    assert np.abs(U).max() <= lam_n * (1 + 1e-12)
+    assert upper >= np.linalg.eigvalsh(D)[-1]
+    # Z is feasible and its value is what is reported
+    assert np.trace(Z) == pytest.approx(1.0) and np.linalg.eigvalsh(Z).min() > -1e-12
+    assert value == pytest.approx(dspca_objective(S, Z, lam_n), rel=1e-12)
+    # both bracket the interior-point value, and the dual side is much
+    # tighter than the sweeps' (the 30 sweeps' upper bound is 2.4e-3 above)
+    ref = sdp_value(Sigma, lam) / scale
+    assert value <= ref * (1 + 1e-7) and ref <= upper * (1 + 1e-7)
+    assert upper - ref < 0.1 * (res.upper_bound / scale - ref)
+
+
+def test_dspca_bca_polishes_an_unconverged_solve(monkeypatch):
+    import spca._bca as bca
+
+    Sigma, lam = _high_rank_problem()
+    options = dict(max_sweeps=60, working_set=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        polished = spca.dspca_bca(Sigma, lam, **options)
+        monkeypatch.setattr(bca, "POLISH_MIN_SWEEPS", 10**9)
+        plain = spca.dspca_bca(Sigma, lam, **options)
+    assert not polished.converged and not plain.converged
+    assert polished.dual == "proximal point"
+    assert polished.gap < 0.5 * plain.gap
+    ref = sdp_value(Sigma, lam)
+    assert polished.objective <= ref * (1 + 1e-7) <= polished.upper_bound * (1 + 2e-7)
+    # the sweeps and the primal side are the same solve
+    assert polished.n_sweeps == plain.n_sweeps == 60
+    assert polished.objective >= plain.objective
+
+
+def test_capped_and_converged_solves_are_not_polished(monkeypatch):
+    import spca._bca as bca
+
+    called = []
+    monkeypatch.setattr(bca, "proximal_dual", lambda *a, **k: called.append(1))
+    Sigma, lam = _high_rank_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        capped = spca.dspca_bca(Sigma, lam, max_sweeps=20, working_set=False)
+    assert not capped.converged and capped.dual != "proximal point"
+    G = make_gaussian_covariance(30, random_state=3)
+    assert spca.dspca_bca(G, half_max_offdiag(G)).converged
+    assert called == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 7), seed=st.integers(0, 10**6), frac=st.floats(0.01, 0.9))
+def test_proximal_bounds_bracket_the_solver_on_random_problems(n, seed, frac):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n + 2, n))
+    Sigma = A.T @ A / (n + 2)
+    lam = frac * float(np.diag(Sigma).max())
+    res = spca.dspca_bca(Sigma, lam, eliminate=False, working_set=False)
+    Z0 = np.eye(n) / n
+    U0 = rng.uniform(-2 * lam, 2 * lam, (n, n))  # clipped to the box inside
+    upper, D, value, Z = proximal_dual(Sigma, lam, Z0, U0, seconds=5.0, max_outer=6)
+    # weak duality against the certified solve on both sides
+    assert upper >= res.objective - 1e-12 * abs(res.objective) - 1e-15
+    if Z is not None:
+        assert value <= res.upper_bound + 1e-12 * abs(res.upper_bound) + 1e-15
+    assert np.abs(D - Sigma).max() <= lam * (1 + 1e-12)
