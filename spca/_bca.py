@@ -477,8 +477,8 @@ def dspca_bca(
 
     *Support rule.* ``support`` is the set of nonzero entries of the polished
     ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
-    (``"barrier"``, ``"support refinement"`` or ``"proximal point"``) the entries of ``Z``'s leading
-    eigenvector with ``|v_i| >= 1e-3 max|v|``.
+    (``"barrier"``, ``"support refinement"`` or ``"proximal point"``) the
+    entries of ``Z``'s leading eigenvector with ``|v_i| >= 1e-3 max|v|``.
 
     *Elimination.* Theorem 1 is exact for the cardinality problem
     ``max x' Sigma x - lam ||x||_0`` but not for the relaxation: the relaxation
