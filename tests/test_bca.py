@@ -433,6 +433,8 @@ def test_failed_refinements_back_off(monkeypatch):
         return dataclasses.replace(cert, barrier_lower=cert.barrier_upper)
 
     monkeypatch.setattr(bca, "certify", counting)
+    # (the proximal point polish would certify this problem at about sweep 100)
+    monkeypatch.setattr(bca, "POLISH_MIN_SWEEPS", 10**9)
     Sigma, lam = _high_rank_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
