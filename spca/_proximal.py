@@ -55,6 +55,12 @@ from ._certificate import dspca_objective, lambda_max_upper, relative_gap
 # with unbounded growth (stuck at 2e-4).
 SIGMA_MAX = 30.0
 SIGMA_GROWTH = 3.0
+# The k-th inner problem is solved until its projected gradient is below
+# 1e-3 / (sigma k^INNER_POWER): summable over k, as the method's convergence
+# asks. Measured to a gap of 1e-6: power 2 took 4.3 s on standardised
+# digits' component 8 and 1.1 s on the rank-3 Gaussian problem, power 1.1
+# 1.9 s and 0.6 s, with the same bounds.
+INNER_POWER = 1.1
 
 
 def _simplex(a: np.ndarray) -> np.ndarray:
@@ -205,19 +211,18 @@ def proximal_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray,
         if time.perf_counter() > deadline:
             break
         counts = [0, 0, 0]
-        # inner accuracy summable over the outer iterations (as the proximal
-        # point method's convergence asks)
-        U, P = _inner(Sigma, lam, Zk, U, sigma, tol=max(1e-13, 1e-3 / (sigma * (k + 1) ** 2)),
-                      max_newton=max_newton, deadline=deadline, counts=counts)
+        inner_tol = max(1e-13, 1e-3 / (sigma * (k + 1) ** INNER_POWER))
+        U, P = _inner(Sigma, lam, Zk, U, sigma, tol=inner_tol, max_newton=max_newton,
+                      deadline=deadline, counts=counts)
         U = np.clip(0.5 * (U + U.T), -lam, lam)
         Zk = P.Z
         candidate = Sigma + U
         ub = lambda_max_upper(candidate)
         if ub < upper:
             upper, D = ub, candidate
-        value = dspca_objective(Sigma, Zk, lam)
+        value = dspca_objective(Sigma, P.Z, lam)
         if value > best_value:
-            best_value, best_Z = value, Zk
+            best_value, best_Z = value, P.Z
         gap = relative_gap(max(lower, best_value), upper)
         if verbose:
             print(f"  proximal {k:4d}  sigma={sigma:.1e}  newton={counts[0]} eigh={counts[1]} "

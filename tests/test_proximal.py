@@ -139,3 +139,35 @@ def test_proximal_bounds_bracket_the_solver_on_random_problems(n, seed, frac):
     if Z is not None:
         assert value <= res.upper_bound + 1e-12 * abs(res.upper_bound) + 1e-15
     assert np.abs(D - Sigma).max() <= lam * (1 + 1e-12)
+
+
+def test_sweep_rate_is_the_recent_log_gap_slope():
+    from spca._bca import _sweep_rate
+
+    assert _sweep_rate([(10, 1e-2), (20, 1e-3)]) == pytest.approx(np.log(10) / 10)
+    assert _sweep_rate([(10, 1e-3), (20, 1e-3)]) == 0.0  # no progress
+    assert _sweep_rate([(10, 1e-3), (20, 2e-3)]) == 0.0
+
+
+def test_sweeps_go_on_when_the_polish_loses_the_race(monkeypatch):
+    import spca._bca as bca
+
+    # sweeps that (seemingly) shrink the gap faster than any polish can:
+    # after one slice the polish hands back, and all the sweeps are run
+    monkeypatch.setattr(bca, "_sweep_rate", lambda checks: 1e9)
+    calls = []
+    real = bca.proximal_dual
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs["seconds"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bca, "proximal_dual", counting)
+    Sigma, lam = _high_rank_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(Sigma, lam, max_sweeps=150, working_set=False)
+    assert res.n_sweeps == 150
+    assert len(calls) == 1  # one slice, and no second try at the last sweep
+    ref = sdp_value(Sigma, lam)
+    assert res.objective <= ref * (1 + 1e-7) <= res.upper_bound * (1 + 2e-7)

@@ -59,7 +59,8 @@ def is_xslow() -> bool:
 
 # Combinations that take minutes per solve, the hard regime: at n = 500 and the
 # denser lam both families run to max_sweeps=500 without reaching the default
-# tol (spiked: 65 s of CPU, gap 2.4e-3, solver of d19e473), and asv
+# tol (spiked: 71 s, gap 1.8e-3, at the commit that added the proximal point
+# iterations, which do not help at these optima of rank in the hundreds), and asv
 # solves once in each setup and once per benchmark method (a peakmem run of the
 # spiked one hit asv's 600 s timeout on a loaded machine). Only with
 # SPCA_BENCH_XSLOW=1, so that `asv run --quick` finishes.
