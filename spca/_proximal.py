@@ -139,7 +139,8 @@ def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: flo
         rr = float(np.vdot(r, r))
         stop = min(0.1, rr ** 0.1) * np.sqrt(rr)
         counts[0] += 1
-        for _ in range(100):
+        # (no free entry with a gradient: only the entries near a bound move)
+        for _ in range(100 if rr > 0 else 0):
             counts[2] += 1
             Aq = np.where(free, sigma * P.jacobian(q), 0.0) + rho * q
             alpha = rr / float(np.vdot(q, Aq))
