@@ -25,7 +25,7 @@ from . import _bca_fast
 from ._certificate import (
     MAX_REFINE_SUPPORT,
     Certificate,
-    barrier_dual,
+    barrier_matrix,
     certify,
     lambda_max_large,
     leading_eigenvector,
@@ -897,7 +897,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         x = np.zeros(m)
         x[W] = xw
         D = soft.copy()
-        D[ix] = barrier_dual(SW, lam_n, MW)[1]
+        D[ix] = barrier_matrix(SW, lam_n, MW)
         D = rank_one_dual_matrix(S, lam_n, x, D, copy=False)
         # Lanczos; verified only when it may certify within tol
         target = lower + 0.999 * tol * abs(lower) if lower > 0 else None
@@ -1105,7 +1105,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
                        else 2.0 * elapsed + per_sweep * (max_sweeps - sweep))
             cert, spent, lost = _polish(
                 S, lam_n, X, M, cert, tol=tol, budget=min(POLISH_SHARE * elapsed, horizon),
-                horizon=horizon, rate=_sweep_rate(checks) / per_sweep, verbose=verbose,
+                horizon=horizon, rate=(_sweep_rate(checks) or 0.0) / per_sweep, verbose=verbose,
                 scale=scale)
             t_cert += spent
             history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
@@ -1120,14 +1120,15 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
     return sweep, cert, n_passes, n_exact, t_cert, beta_k
 
 
-def _sweep_rate(checks: list[tuple[int, float]]) -> float:
+def _sweep_rate(checks: list[tuple[int, float]]) -> float | None:
     """Decrease of ``log(gap)`` per sweep over the second half of the sweeps
-    of ``checks`` (``(sweep, gap)``, in order); 0 without progress."""
+    of ``checks`` (``(sweep, gap)``, in order), 0 without progress; ``None``
+    when no earlier check falls in the second half or the gap is 0."""
     sweep, gap = checks[-1]
     s1, g1 = next(c for c in checks if c[0] >= sweep // 2)
-    if s1 >= sweep or not 0 < gap < g1:
-        return 0.0
-    return math.log(g1 / gap) / (sweep - s1)
+    if s1 >= sweep or not gap > 0:
+        return None
+    return max(math.log(g1 / gap), 0.0) / (sweep - s1)
 
 
 def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale):
@@ -1141,8 +1142,8 @@ def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale)
     the better bounds, the seconds spent, and whether the iterations lost
     that race (the sweeps should then go on without them).
     """
-    _, D, _ = barrier_dual(S, lam_n, M)
-    Z0, U0 = X / float(np.trace(X)), D - S
+    Z0 = X / float(np.trace(X))
+    U0 = barrier_matrix(S, lam_n, M) - S
     # time the sweeps would need from here at their rate
     sweeps_time = math.log(cert.gap / tol) / rate if rate > 0 else math.inf
     state = None
@@ -1202,13 +1203,12 @@ def _hopeless(checks: list[tuple[int, float]], tol: float, max_sweeps: int) -> b
     sweep, gap = checks[-1]
     if sweep < GIVE_UP_MIN or sweep >= max_sweeps:
         return False
-    s1, g1 = next(c for c in checks if c[0] >= sweep // 2)
-    if s1 >= sweep or not gap > 0:
+    rate = _sweep_rate(checks)
+    if rate is None:
         return False
-    if gap >= g1:
+    if rate == 0.0:
         return True  # no progress over half of the sweeps
-    rate = math.log(gap / g1) / (sweep - s1)  # < 0: log-gap per sweep
-    return sweep + math.log(tol / gap) / rate > max_sweeps
+    return sweep + math.log(gap / tol) / rate > max_sweeps
 
 
 def _combine(old: Certificate | None, new: Certificate) -> Certificate:

@@ -444,20 +444,28 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     return lower, Z, lambda_max_upper(D)
 
 
-def barrier_dual(Sigma: np.ndarray, lam: float, M: np.ndarray) -> tuple[float, np.ndarray]:
-    """Upper bound from the box-QP solutions of the last sweep.
+def barrier_matrix(Sigma: np.ndarray, lam: float, M: np.ndarray) -> np.ndarray:
+    """The dual-feasible ``Sigma + U`` held by the box-QP solutions of a sweep.
 
     Row ``j`` of ``M`` holds the solution ``u`` of column ``j``'s box QP, i.e.
     column ``j`` of ``Sigma + U`` off the diagonal with ``|U_ij| <= lam``; the
     diagonal is ``Sigma_jj - lam``.  The symmetric part stays in the box
-    (clipping only removes rounding), and its largest eigenvalue is a bound.
-    Returns the bound, the symmetrised and clipped matrix, and its leading
-    eigenvector (the direction of an optimal rank-one ``Z`` when the dual is
-    exact).
+    (clipping only removes rounding).
     """
     D = 0.5 * (M + M.T)
     np.clip(D, Sigma - lam, Sigma + lam, out=D)
     np.fill_diagonal(D, np.diag(Sigma) - lam)
+    return D
+
+
+def barrier_dual(Sigma: np.ndarray, lam: float, M: np.ndarray) -> tuple[float, np.ndarray]:
+    """Upper bound from the box-QP solutions of the last sweep.
+
+    Returns the largest eigenvalue of :func:`barrier_matrix` (a bound), the
+    matrix, and its leading eigenvector (the direction of an optimal
+    rank-one ``Z`` when the dual is exact).
+    """
+    D = barrier_matrix(Sigma, lam, M)
     ub, vec = lambda_max_upper(D, vector=True)
     return ub, D, vec
 

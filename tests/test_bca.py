@@ -12,7 +12,7 @@ from spca.datasets import make_gaussian_covariance, make_spiked_covariance
 
 cp = pytest.importorskip("cvxpy")
 
-from _reference import half_max_offdiag, sdp_value  # noqa: E402
+from _reference import half_max_offdiag, high_rank_problem, sdp_value  # noqa: E402
 
 
 def instances():
@@ -399,15 +399,8 @@ def test_working_set_flag_is_checked():
         spca.dspca_bca(np.eye(3), 0.1, working_set="yes")
 
 
-def _high_rank_problem():
-    # optimal Z of rank about 3 (eigenvalues 0.69, 0.14, 0.12 after 300 sweeps):
-    # no rank-one certificate exists and the refinement cannot certify it
-    Sigma = make_gaussian_covariance(60, random_state=0)
-    return Sigma, 0.2 * half_max_offdiag(Sigma)
-
-
 def test_certificates_follow_a_geometric_schedule():
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         res = spca.dspca_bca(Sigma, lam, max_sweeps=40, working_set=False)
@@ -435,7 +428,7 @@ def test_failed_refinements_back_off(monkeypatch):
     monkeypatch.setattr(bca, "certify", counting)
     # (the proximal point polish would certify this problem at about sweep 100)
     monkeypatch.setattr(bca, "POLISH_MIN_SWEEPS", 10**9)
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         res = spca.dspca_bca(Sigma, lam, max_sweeps=300, working_set=False)
@@ -466,7 +459,7 @@ def test_hopeless_extrapolates_the_recent_rate(checks, expected):
 def test_give_up_stops_a_hopeless_solve_with_valid_bounds():
     from spca._bca import _dspca_bca_checked
 
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     options = dict(tol=1e-6, max_sweeps=500, X0=None, max_qp_passes=5, qp_tol=1e-3,
                    qp_finish=True)
     with warnings.catch_warnings():

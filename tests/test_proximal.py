@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _reference import half_max_offdiag, sdp_value  # noqa: E402
+from _reference import half_max_offdiag, high_rank_problem, sdp_value  # noqa: E402
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,13 +12,6 @@ import spca
 from spca._certificate import dspca_objective
 from spca._proximal import _Projection, _simplex, proximal_dual
 from spca.datasets import make_gaussian_covariance
-
-
-def _high_rank_problem():
-    # as in test_bca.py: an optimum of rank about 3, which block coordinate
-    # ascent does not certify within its sweeps
-    Sigma = make_gaussian_covariance(60, random_state=0)
-    return Sigma, 0.2 * half_max_offdiag(Sigma)
 
 
 def test_simplex_projection_is_the_closest_point():
@@ -52,17 +45,17 @@ def _bca_state(Sigma, lam, sweeps):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         res = spca.dspca_bca(Sigma, lam, max_sweeps=sweeps, eliminate=False, working_set=False)
-    from spca._certificate import barrier_dual
+    from spca._certificate import barrier_matrix
 
     scale = float(np.diag(Sigma).max())
     S, lam_n = Sigma / scale, lam / scale
     X = res.X / scale
-    _, D, _ = barrier_dual(S, lam_n, res._dual_columns)
+    D = barrier_matrix(S, lam_n, res._dual_columns)
     return res, S, lam_n, X / np.trace(X), D - S, scale
 
 
 def test_proximal_dual_tightens_a_rank_three_bound():
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     res, S, lam_n, Z0, U0, scale = _bca_state(Sigma, lam, 30)
     Z_in, U_in = Z0.copy(), U0.copy()
     upper, D, value, Z, _ = proximal_dual(S, lam_n, Z0, U0, seconds=30.0, max_outer=12)
@@ -87,7 +80,7 @@ def test_proximal_dual_tightens_a_rank_three_bound():
 def test_dspca_bca_certifies_a_rank_three_optimum(monkeypatch):
     import spca._bca as bca
 
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     # max_sweeps bounds the polish's time too: a margin for a loaded machine
     res = spca.dspca_bca(Sigma, lam, max_sweeps=2000, working_set=False)
     assert res.converged and res.gap <= 1e-6
@@ -113,7 +106,7 @@ def test_capped_and_converged_solves_are_not_polished(monkeypatch):
 
     called = []
     monkeypatch.setattr(bca, "proximal_dual", lambda *a, **k: called.append(1))
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         capped = spca.dspca_bca(Sigma, lam, max_sweeps=20, working_set=False)
@@ -163,7 +156,7 @@ def test_sweeps_go_on_when_the_polish_loses_the_race(monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bca, "proximal_dual", counting)
-    Sigma, lam = _high_rank_problem()
+    Sigma, lam = high_rank_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         res = spca.dspca_bca(Sigma, lam, max_sweeps=150, working_set=False)
