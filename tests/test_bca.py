@@ -394,6 +394,45 @@ def test_working_set_gives_up_on_a_high_rank_optimum(small_working_sets, monkeyp
     assert res.dual != "working set"
 
 
+@pytest.mark.parametrize("missing", [10.0, np.inf])
+def test_a_stalled_working_set_that_misses_features_grows(small_working_sets, monkeypatch,
+                                                          missing):
+    # The first W solve is made to report a W gap of 5e-3 (above its 1e-3
+    # target, as a W solve that ran out of sweeps does). The whole block's gap
+    # with the dual built around those 6 features is near 1, far over
+    # WS_MISSING times the W gap: W misses features, so it grows and the
+    # working set certifies. With WS_MISSING = inf every stall hands the
+    # whole block over, as before.
+    import dataclasses
+
+    import spca._bca as bca
+
+    monkeypatch.setattr(bca, "WS_MISSING", missing)
+    orig = bca._solve_block
+    sizes = []
+
+    def first_w_stalls(S, lam_n, X, M, history, **kw):
+        out = orig(S, lam_n, X, M, history, **kw)
+        if kw.get("working_set") is False and S.shape[0] < 120:
+            sizes.append(S.shape[0])
+            if len(sizes) == 1:
+                cert = out[1]
+                out = (out[0], dataclasses.replace(cert, upper=cert.lower * (1 + 5e-3)),
+                       *out[2:])
+        return out
+
+    monkeypatch.setattr(bca, "_solve_block", first_w_stalls)
+    Sigma = _factor_correlation(120, 3, samples=30)
+    res = spca.dspca_bca(Sigma, 0.3, working_set=True)
+    assert res.converged
+    if missing == np.inf:
+        assert sizes == [6]
+        assert res.dual != "working set"
+    else:
+        assert len(sizes) > 1 and sizes[1] > sizes[0]
+        assert res.dual == "working set"
+
+
 def test_working_set_flag_is_checked():
     with pytest.raises(TypeError, match="working_set"):
         spca.dspca_bca(np.eye(3), 0.1, working_set="yes")
