@@ -475,9 +475,13 @@ def dspca_bca(
     most of the Lanczos vector outside ``W``, and the solve is repeated,
     warm-started (more accurately once the dual outside ``W`` is good
     enough). A sweep over ``W`` counts as ``|W| / m`` sweeps. When ``W``
-    would exceed three quarters of the block, or a ``W`` solve does not reach
-    its gap within 100 sweeps (an optimum of high rank), the whole block is
-    solved, warm-started from the iterate reached.
+    would exceed three quarters of the block, the whole block is solved,
+    warm-started from the iterate reached. A ``W`` solve that does not reach
+    its gap within 100 sweeps (an optimum of high rank) hands the whole block
+    over too, from the start, unless the whole block's gap is over ten times
+    the ``W`` gap: ``W`` then lacks features of the support and grows as
+    usual, the stalled ``W`` solves costing at most 20 whole-block sweeps (in
+    flops) in all.
 
     *Threads.* The solver runs with single-threaded BLAS (the sweeps are
     level-1 and level-2 calls on vectors of ``m`` entries, which threads only
@@ -844,9 +848,11 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     certificate seconds)`` (with ``X`` and ``M`` holding the warm start
     reached) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the
     sweeps run out, and ``X`` restored when a ``W`` solve does not reach its
-    gap within ``WS_MAX_W_SWEEPS`` sweeps: the caller then solves the whole
-    block. A sweep over ``W`` counts
-    as ``|W| / m`` sweeps (the number of columns it updates).
+    gap within ``WS_MAX_W_SWEEPS`` sweeps and the whole block's gap does not
+    say that ``W`` misses features (see ``WS_MISSING``), or when the stalled
+    solves have used ``WS_STALL_WORK``: the caller then solves the whole
+    block. A sweep over ``W`` counts as ``|W| / m`` sweeps (the number of
+    columns it updates).
     """
     m = S.shape[0]
     d = np.diag(S)
