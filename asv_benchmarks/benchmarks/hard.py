@@ -16,7 +16,7 @@ sweeps and cardinality (the solve is the best of 3 when one run takes
 under 2 s).  A capped solve shows ``converged = 0``.
 
 ``DigitsSparsePCA`` fits issue 14's ``SparsePCA(n_components=10,
-cardinality=10)`` on standardised digits (about 3 s).
+cardinality=10)`` on standardised digits (about 2 s).
 """
 
 from __future__ import annotations
