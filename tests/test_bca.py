@@ -394,20 +394,22 @@ def test_working_set_gives_up_on_a_high_rank_optimum(small_working_sets, monkeyp
     assert res.dual != "working set"
 
 
-@pytest.mark.parametrize("missing", [10.0, np.inf])
+@pytest.mark.parametrize("missing, stall_work, grows",
+                         [(10.0, 20.0, True), (np.inf, 20.0, False), (10.0, 0.0, False)])
 def test_a_stalled_working_set_that_misses_features_grows(small_working_sets, monkeypatch,
-                                                          missing):
+                                                          missing, stall_work, grows):
     # The first W solve is made to report a W gap of 5e-3 (above its 1e-3
     # target, as a W solve that ran out of sweeps does). The whole block's gap
     # with the dual built around those 6 features is near 1, far over
     # WS_MISSING times the W gap: W misses features, so it grows and the
     # working set certifies. With WS_MISSING = inf every stall hands the
-    # whole block over, as before.
+    # whole block over, as before; so does a stall budget already spent.
     import dataclasses
 
     import spca._bca as bca
 
     monkeypatch.setattr(bca, "WS_MISSING", missing)
+    monkeypatch.setattr(bca, "WS_STALL_WORK", stall_work)
     orig = bca._solve_block
     sizes = []
 
@@ -425,12 +427,12 @@ def test_a_stalled_working_set_that_misses_features_grows(small_working_sets, mo
     Sigma = _factor_correlation(120, 3, samples=30)
     res = spca.dspca_bca(Sigma, 0.3, working_set=True)
     assert res.converged
-    if missing == np.inf:
-        assert sizes == [6]
-        assert res.dual != "working set"
-    else:
+    if grows:
         assert len(sizes) > 1 and sizes[1] > sizes[0]
         assert res.dual == "working set"
+    else:
+        assert sizes == [6]
+        assert res.dual != "working set"
 
 
 def test_working_set_flag_is_checked():
