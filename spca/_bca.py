@@ -776,12 +776,18 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
             scale=scale, verbose=verbose, refine=refine)
         if out[0] is not None:
-            return out
-        # the working set did not certify: the whole block, warm-started
-        _, used, p, e, tc = out
+            return out[:6]
+        # The working set did not certify: the whole block, warm-started from
+        # the W iterate or from the start (see _solve_working_set). From the W
+        # iterate the exact box-QP finish does not pay: on correlation
+        # matrices of 64 samples with 100-200 nonzeros the same sweeps then
+        # took 3.6 s instead of 5.6-6.2 s (n = 500) and 3.4 s instead of 6.0-6.2
+        # s (deflated, n = 1,000), while from the start it saves sweeps.
+        _, used, p, e, tc, warm = out
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
-            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
+            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish and not warm,
+            beta=beta,
             scale=scale, verbose=verbose, working_set=False, refine=refine, give_up=give_up,
             polish_dual=polish_dual)
         return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
@@ -849,13 +855,14 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     ``X`` and ``M`` are updated in place: ``X`` is the ``W`` iterate on ``W x W``
     and diagonal elsewhere (positive definite, for warm starts). Returns the
     tuple of :func:`_sweeps`, or ``(None, sweeps, passes, exact QPs,
-    certificate seconds)`` (with ``X`` and ``M`` holding the warm start
-    reached) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the
+    certificate seconds, warm)`` (with ``X`` and ``M`` holding the warm start
+    reached, ``warm`` true) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the
     sweeps run out, and ``X`` restored when a ``W`` solve does not reach its
     gap within ``WS_MAX_W_SWEEPS`` sweeps and the whole block's gap does not
     say that ``W`` misses features (see ``WS_MISSING``), when the stalled
     solves have used ``WS_STALL_WORK``, or when ``W`` outgrows the block
-    after a stalled solve: the caller then solves the whole block. A sweep
+    after a stalled solve (``warm`` false): the caller then solves the whole
+    block. A sweep
     over ``W`` counts as ``|W| / m`` sweeps (the number of columns it
     updates).
     """
@@ -881,6 +888,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     cols = 0  # column updates so far; sweeps are counted as cols / m
     stall_work = 0.0  # W sweeps from the first stall on, in whole-block sweeps of flops
     stalled = False
+    cold = True  # X holds the caller's start, not a W iterate
     while W.size <= WS_MAX_FRACTION * m:
         budget = min(WS_MAX_W_SWEEPS, (max_sweeps * m - cols) // W.size)
         if budget < 1:
@@ -890,6 +898,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
             budget = min(budget, int((WS_STALL_WORK - stall_work) / (W.size / m) ** 3))
             if budget < 1:
                 X[...] = X_start
+                cold = True
                 break
         ix = np.ix_(W, W)
         SW = np.ascontiguousarray(S[ix])
@@ -906,12 +915,14 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
             # 5-sweep certificate probe of a 700-word NYT-sample block): the
             # whole block is solved instead, from the caller's start
             X[...] = X_start
+            cold = True
             break
         cols += sw * W.size
         sweeps = -(-cols // m)
         passes, exact, t_cert = passes + p, exact + e, t_cert + tc
         X[ix] = XW
         M[ix] = MW
+        cold = False
         stalled = cert_w.gap > tol_w
         if stalled or stall_work > 0.0:
             stall_work += sw * (W.size / m) ** 3
@@ -946,6 +957,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
             # start (from the W iterate, the Gaussian n = 500, lam = 0.25 max
             # offdiag case was at gap 0.16 after 30 sweeps instead of 0.03)
             X[...] = X_start
+            cold = True
             break
         if rigorous and not stalled and relative_gap(best_lower, upper) <= tol:
             Z = np.zeros((m, m))
@@ -976,7 +988,8 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         # the last W solve did not reach its gap: its iterate is no better a
         # start for the whole block than the caller's
         X[...] = X_start
-    return None, sweeps, passes, exact, t_cert
+        cold = True
+    return None, sweeps, passes, exact, t_cert, not cold
 
 
 def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):

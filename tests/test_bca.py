@@ -435,6 +435,39 @@ def test_a_stalled_working_set_that_misses_features_grows(small_working_sets, mo
         assert res.dual != "working set"
 
 
+@pytest.mark.parametrize("stall", [False, True])
+def test_whole_block_after_working_set_skips_exact_finish_only_from_a_w_iterate(
+        small_working_sets, monkeypatch, stall):
+    # W outgrows its cap after the first W solve. From that W iterate the
+    # whole block runs without the exact box-QP finish; after a stalled W
+    # solve it starts from the caller's start, with the finish.
+    import dataclasses
+
+    import spca._bca as bca
+
+    monkeypatch.setattr(bca, "WS_MAX_FRACTION", 0.06)
+    orig = bca._solve_block
+    calls = []
+
+    def spy(S, lam_n, X, M, history, **kw):
+        out = orig(S, lam_n, X, M, history, **kw)
+        calls.append((S.shape[0], kw.get("working_set"), kw["qp_finish"]))
+        if stall and kw.get("working_set") is False and S.shape[0] < 120:
+            cert = out[1]
+            out = (out[0], dataclasses.replace(cert, upper=cert.lower * (1 + 5e-3)),
+                   *out[2:])
+        return out
+
+    monkeypatch.setattr(bca, "_solve_block", spy)
+    Sigma = _factor_correlation(120, 3, samples=30)
+    res = spca.dspca_bca(Sigma, 0.3, working_set=True)
+    assert res.converged
+    whole = [c for c in calls if c[0] == 120 and c[1] is False]
+    assert len(whole) == 1
+    assert whole[0][2] is stall
+    assert calls[0][0] == 6 and calls[0][2] is True  # the W solve keeps the finish
+
+
 def test_working_set_flag_is_checked():
     with pytest.raises(TypeError, match="working_set"):
         spca.dspca_bca(np.eye(3), 0.1, working_set="yes")
