@@ -476,8 +476,9 @@ def dspca_bca(
     warm-started (more accurately once the dual outside ``W`` is good
     enough). A sweep over ``W`` counts as ``|W| / m`` sweeps. When ``W``
     would exceed three quarters of the block, the whole block is solved,
-    warm-started from the iterate reached (from the start if the last ``W``
-    solve did not reach its gap). A ``W`` solve that does not reach
+    warm-started from the iterate reached and without the exact box-QP
+    finish, which costs more than it saves there (from the start, with the
+    finish, if the last ``W`` solve did not reach its gap). A ``W`` solve that does not reach
     its gap within 100 sweeps (an optimum of high rank) hands the whole block
     over too, from the start, unless the whole block's gap is over ten times
     the ``W`` gap: ``W`` then lacks features of the support and grows as
