@@ -478,9 +478,9 @@ def dspca_bca(
     would exceed three quarters of the block, the whole block is solved,
     warm-started from the iterate reached and without the exact box-QP
     finish, which costs more than it saves there (from the start, with the
-    finish, if the last ``W`` solve did not reach its gap). A ``W`` solve that does not reach
-    its gap within 100 sweeps (an optimum of high rank) hands the whole block
-    over too, from the start, unless the whole block's gap is over ten times
+    finish, if the last ``W`` solve did not reach its gap). A ``W`` solve
+    that does not reach its gap within 100 sweeps (an optimum of high rank)
+    hands the whole block over too, from the start, unless the whole block's gap is over ten times
     the ``W`` gap: ``W`` then lacks features of the support and grows as
     usual, the stalled ``W`` solves costing at most 20 whole-block sweeps (in
     flops) in all.
@@ -777,7 +777,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
             scale=scale, verbose=verbose, refine=refine)
         if out[0] is not None:
-            return out[:6]
+            return out
         # The working set did not certify: the whole block, warm-started from
         # the W iterate or from the start (see _solve_working_set). From the W
         # iterate the exact box-QP finish does not pay: on correlation
@@ -788,9 +788,8 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
             S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish and not warm,
-            beta=beta,
-            scale=scale, verbose=verbose, working_set=False, refine=refine, give_up=give_up,
-            polish_dual=polish_dual)
+            beta=beta, scale=scale, verbose=verbose, working_set=False, refine=refine,
+            give_up=give_up, polish_dual=polish_dual)
         return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
     if beta is None:
@@ -857,15 +856,14 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     and diagonal elsewhere (positive definite, for warm starts). Returns the
     tuple of :func:`_sweeps`, or ``(None, sweeps, passes, exact QPs,
     certificate seconds, warm)`` (with ``X`` and ``M`` holding the warm start
-    reached, ``warm`` true) when ``W`` outgrows ``WS_MAX_FRACTION`` of the block or the
-    sweeps run out, and ``X`` restored when a ``W`` solve does not reach its
+    reached, ``warm`` true) when ``W`` outgrows ``WS_MAX_FRACTION`` of the
+    block or the sweeps run out, and ``X`` restored when a ``W`` solve does not reach its
     gap within ``WS_MAX_W_SWEEPS`` sweeps and the whole block's gap does not
     say that ``W`` misses features (see ``WS_MISSING``), when the stalled
     solves have used ``WS_STALL_WORK``, or when ``W`` outgrows the block
     after a stalled solve (``warm`` false): the caller then solves the whole
-    block. A sweep
-    over ``W`` counts as ``|W| / m`` sweeps (the number of columns it
-    updates).
+    block. A sweep over ``W`` counts as ``|W| / m`` sweeps (the number of
+    columns it updates).
     """
     m = S.shape[0]
     d = np.diag(S)
@@ -888,8 +886,9 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     X_start = X.copy()
     cols = 0  # column updates so far; sweeps are counted as cols / m
     stall_work = 0.0  # W sweeps from the first stall on, in whole-block sweeps of flops
-    stalled = False
-    cold = True  # X holds the caller's start, not a W iterate
+    # restart: the whole block is to start from the caller's start; so it
+    # is after a stalled W solve, whose iterate is no better a start
+    stalled = restart = False
     while W.size <= WS_MAX_FRACTION * m:
         budget = min(WS_MAX_W_SWEEPS, (max_sweeps * m - cols) // W.size)
         if budget < 1:
@@ -898,8 +897,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
             # after a stall, W solves get what is left of WS_STALL_WORK
             budget = min(budget, int((WS_STALL_WORK - stall_work) / (W.size / m) ** 3))
             if budget < 1:
-                X[...] = X_start
-                cold = True
+                restart = True
                 break
         ix = np.ix_(W, W)
         SW = np.ascontiguousarray(S[ix])
@@ -915,15 +913,13 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
             # the W iterate lost definiteness to rounding (seen on a loose,
             # 5-sweep certificate probe of a 700-word NYT-sample block): the
             # whole block is solved instead, from the caller's start
-            X[...] = X_start
-            cold = True
+            restart = True
             break
         cols += sw * W.size
         sweeps = -(-cols // m)
         passes, exact, t_cert = passes + p, exact + e, t_cert + tc
         X[ix] = XW
         M[ix] = MW
-        cold = False
         stalled = cert_w.gap > tol_w
         if stalled or stall_work > 0.0:
             stall_work += sw * (W.size / m) ** 3
@@ -957,8 +953,6 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
             # asks for: the whole block is solved instead, from the caller's
             # start (from the W iterate, the Gaussian n = 500, lam = 0.25 max
             # offdiag case was at gap 0.16 after 30 sweeps instead of 0.03)
-            X[...] = X_start
-            cold = True
             break
         if rigorous and not stalled and relative_gap(best_lower, upper) <= tol:
             Z = np.zeros((m, m))
@@ -985,12 +979,10 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         k = max(WS_GROW, W.size // 2)
         grow = cand[np.argsort(-np.abs(y[cand]), kind="stable")[:k]]
         W = np.union1d(W, grow)
-    if stalled:
-        # the last W solve did not reach its gap: its iterate is no better a
-        # start for the whole block than the caller's
+    restart = restart or stalled
+    if restart:
         X[...] = X_start
-        cold = True
-    return None, sweeps, passes, exact, t_cert, not cold
+    return None, sweeps, passes, exact, t_cert, cols > 0 and not restart
 
 
 def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):

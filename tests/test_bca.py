@@ -394,38 +394,49 @@ def test_working_set_gives_up_on_a_high_rank_optimum(small_working_sets, monkeyp
     assert res.dual != "working set"
 
 
-@pytest.mark.parametrize("missing, stall_work, grows",
-                         [(10.0, 20.0, True), (np.inf, 20.0, False), (10.0, 0.0, False)])
-def test_a_stalled_working_set_that_misses_features_grows(small_working_sets, monkeypatch,
-                                                          missing, stall_work, grows):
-    # The first W solve is made to report a W gap of 5e-3 (above its 1e-3
-    # target, as a W solve that ran out of sweeps does). The whole block's gap
-    # with the dual built around those 6 features is near 1, far over
-    # WS_MISSING times the W gap: W misses features, so it grows and the
-    # working set certifies. With WS_MISSING = inf every stall hands the
-    # whole block over, as before; so does a stall budget already spent.
+def _solve_with_w_spy(monkeypatch, stall_first_w):
+    """dspca_bca on a 120-feature factor correlation (lam 0.3) with working
+    sets, recording ``(size, working_set, qp_finish)`` of every block solve.
+    With ``stall_first_w`` the first W solve reports a W gap of 5e-3 (above
+    its 1e-3 target, as a W solve that ran out of sweeps does)."""
     import dataclasses
 
     import spca._bca as bca
 
-    monkeypatch.setattr(bca, "WS_MISSING", missing)
-    monkeypatch.setattr(bca, "WS_STALL_WORK", stall_work)
     orig = bca._solve_block
-    sizes = []
+    calls = []
 
-    def first_w_stalls(S, lam_n, X, M, history, **kw):
+    def spy(S, lam_n, X, M, history, **kw):
         out = orig(S, lam_n, X, M, history, **kw)
-        if kw.get("working_set") is False and S.shape[0] < 120:
-            sizes.append(S.shape[0])
-            if len(sizes) == 1:
-                cert = out[1]
-                out = (out[0], dataclasses.replace(cert, upper=cert.lower * (1 + 5e-3)),
-                       *out[2:])
+        w_solve = kw.get("working_set") is False and S.shape[0] < 120
+        first_w = w_solve and not any(c[1] is False and c[0] < 120 for c in calls)
+        calls.append((S.shape[0], kw.get("working_set"), kw["qp_finish"]))
+        if stall_first_w and first_w:
+            cert = out[1]
+            out = (out[0], dataclasses.replace(cert, upper=cert.lower * (1 + 5e-3)),
+                   *out[2:])
         return out
 
-    monkeypatch.setattr(bca, "_solve_block", first_w_stalls)
+    monkeypatch.setattr(bca, "_solve_block", spy)
     Sigma = _factor_correlation(120, 3, samples=30)
-    res = spca.dspca_bca(Sigma, 0.3, working_set=True)
+    return spca.dspca_bca(Sigma, 0.3, working_set=True), calls
+
+
+@pytest.mark.parametrize("missing, stall_work, grows",
+                         [(10.0, 20.0, True), (np.inf, 20.0, False), (10.0, 0.0, False)])
+def test_a_stalled_working_set_that_misses_features_grows(small_working_sets, monkeypatch,
+                                                          missing, stall_work, grows):
+    # The whole block's gap with the dual built around the 6 features of the
+    # stalled first W solve is near 1, far over WS_MISSING times the W gap:
+    # W misses features, so it grows and the working set certifies. With
+    # WS_MISSING = inf every stall hands the whole block over, as before; so
+    # does a stall budget already spent.
+    import spca._bca as bca
+
+    monkeypatch.setattr(bca, "WS_MISSING", missing)
+    monkeypatch.setattr(bca, "WS_STALL_WORK", stall_work)
+    res, calls = _solve_with_w_spy(monkeypatch, stall_first_w=True)
+    sizes = [c[0] for c in calls if c[1] is False and c[0] < 120]
     assert res.converged
     if grows:
         assert len(sizes) > 1 and sizes[1] > sizes[0]
@@ -441,26 +452,10 @@ def test_whole_block_after_working_set_skips_exact_finish_only_from_a_w_iterate(
     # W outgrows its cap after the first W solve. From that W iterate the
     # whole block runs without the exact box-QP finish; after a stalled W
     # solve it starts from the caller's start, with the finish.
-    import dataclasses
-
     import spca._bca as bca
 
     monkeypatch.setattr(bca, "WS_MAX_FRACTION", 0.06)
-    orig = bca._solve_block
-    calls = []
-
-    def spy(S, lam_n, X, M, history, **kw):
-        out = orig(S, lam_n, X, M, history, **kw)
-        calls.append((S.shape[0], kw.get("working_set"), kw["qp_finish"]))
-        if stall and kw.get("working_set") is False and S.shape[0] < 120:
-            cert = out[1]
-            out = (out[0], dataclasses.replace(cert, upper=cert.lower * (1 + 5e-3)),
-                   *out[2:])
-        return out
-
-    monkeypatch.setattr(bca, "_solve_block", spy)
-    Sigma = _factor_correlation(120, 3, samples=30)
-    res = spca.dspca_bca(Sigma, 0.3, working_set=True)
+    res, calls = _solve_with_w_spy(monkeypatch, stall_first_w=stall)
     assert res.converged
     whole = [c for c in calls if c[0] == 120 and c[1] is False]
     assert len(whole) == 1
