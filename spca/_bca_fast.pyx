@@ -22,7 +22,7 @@ between sweeps, which both warm-starts the QP and yields a duality bound.
 
 from libc.math cimport fabs, sqrt, cbrt
 from libc.stdlib cimport free, malloc
-from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dger
+from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dger, dtrsv
 
 import numpy as np
 
@@ -154,6 +154,21 @@ cdef inline double _dot_skip(const double[::1] a, const double[::1] b,
     return out
 
 
+cdef inline void _lower_solve(double[:, ::1] L, Py_ssize_t b, double[::1] x,
+                              bint transposed) noexcept nogil:
+    """Solve ``L x = x`` (``transposed``: ``L' x = x``) in place for the lower
+    triangular leading ``b`` by ``b`` block of the C-ordered ``L``.
+
+    Read as a Fortran array, ``L`` is its transpose, an upper triangle with
+    leading dimension ``L.shape[1]``, so the BLAS solve takes the other
+    ``trans`` flag.
+    """
+    cdef int n_int = <int> b, lda = <int> L.shape[1], one = 1
+    if b == 0:
+        return
+    dtrsv(b"U", b"N" if transposed else b"T", b"N", &n_int, &L[0, 0], &lda, &x[0], &one)
+
+
 cdef inline bint _ws_add(const double[:, ::1] H, Py_ssize_t j, double hjj, Py_ssize_t c,
                          double[:, ::1] GB, double[:, ::1] L, double[::1] lvec,
                          Py_ssize_t[::1] bidx, Py_ssize_t *b, Py_ssize_t *nfree,
@@ -162,7 +177,7 @@ cdef inline bint _ws_add(const double[:, ::1] H, Py_ssize_t j, double hjj, Py_ss
     the Cholesky factor ``L`` of ``G_BB`` (``O(n + b^2)``); 0 if ``G_BB`` would
     lose definiteness or the work arrays are full."""
     cdef Py_ssize_t n = H.shape[0], bmax = GB.shape[0], bb = b[0], i, a, t, sl
-    cdef double coef, acc, d2
+    cdef double coef, d2
     if bb == bmax:
         return 0
     sl = bidx[2 * bmax + nfree[0] - 1]
@@ -172,10 +187,9 @@ cdef inline bint _ws_add(const double[:, ::1] H, Py_ssize_t j, double hjj, Py_ss
     # L l = G_B,c by forward substitution; the new diagonal is sqrt(G_cc - l'l).
     d2 = GB[sl, c]
     for a in range(bb):
-        acc = GB[bidx[bmax + a], c]
-        for t in range(a):
-            acc -= L[a, t] * lvec[t]
-        lvec[a] = acc / L[a, a]
+        lvec[a] = GB[bidx[bmax + a], c]
+    _lower_solve(L, bb, lvec, 0)
+    for a in range(bb):
         d2 -= lvec[a] * lvec[a]
     if not d2 > 1e-12 * GB[sl, c]:
         return 0
@@ -255,9 +269,9 @@ cdef Py_ssize_t _active_set_finish(
     costs ``O(n b)`` for the new point instead of a refactorisation.
     """
     cdef Py_ssize_t n = H.shape[0], bmax = GB.shape[0]
-    cdef Py_ssize_t i, a, t, c, b = 0, nfree = bmax, _rnd, block, worst, worst_pos
+    cdef Py_ssize_t i, a, c, b = 0, nfree = bmax, _rnd, block, worst, worst_pos
     cdef int n_int = <int> n, one = 1
-    cdef double hjj = H[j, j], lo, hi, acc
+    cdef double hjj = H[j, j], lo, hi
     cdef double step, tt, d, viol, worst_viol, slack
     cdef double[::1] y = z[bmax:]
 
@@ -280,15 +294,9 @@ cdef Py_ssize_t _active_set_finish(
     for _rnd in range(max_rounds):
         # z = G_BB^-1 u_B by two triangular solves, then unew = G[:, B] z.
         for a in range(b):
-            acc = ucur[bidx[a]]
-            for t in range(a):
-                acc -= L[a, t] * y[t]
-            y[a] = acc / L[a, a]
-        for a in range(b - 1, -1, -1):
-            acc = y[a]
-            for t in range(a + 1, b):
-                acc -= L[t, a] * z[t]
-            z[a] = acc / L[a, a]
+            z[a] = ucur[bidx[a]]
+        _lower_solve(L, b, z, 0)
+        _lower_solve(L, b, z, 1)
         for i in range(n):
             unew[i] = 0.0
         for a in range(b):
