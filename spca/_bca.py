@@ -764,7 +764,7 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
 
 def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
                  qp_finish, beta, scale, verbose, working_set=None, refine=True, give_up=False,
-                 polish_dual=False):
+                 polish_dual=False, purge=False):
     """BCA with beta continuation on one (connected) problem, in place on X and M.
 
     ``polish_dual``: a solve whose sweeps stall from ``POLISH_MIN_SWEEPS``
@@ -789,7 +789,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
             S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish and not warm,
             beta=beta, scale=scale, verbose=verbose, working_set=False, refine=refine,
-            give_up=give_up, polish_dual=polish_dual)
+            give_up=give_up, polish_dual=polish_dual, purge=warm)
         return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
     if beta is None:
@@ -801,7 +801,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     max_rounds = 50 if qp_finish else 0
     return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
                    max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose,
-                   refine, give_up, polish_dual)
+                   refine, give_up, polish_dual, purge)
 
 
 # Working sets (see _solve_working_set): used by default on connected blocks
@@ -1052,7 +1052,7 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
 
 def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_passes,
             qp_tol, max_rounds, qp_finish, history, scale, verbose, refine=True, give_up=False,
-            polish_dual=False):
+            polish_dual=False, purge=False):
     """The sweep loop of dspca_bca; returns (sweeps, certificate, passes, exact QPs,
     certificate seconds, final beta).  ``refine=False``: no support refinement.
     ``polish_dual``: see the proximal point polish in the loop."""
@@ -1067,6 +1067,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
     t_cert = 0.0
     gaps: list[float] = []
     checks: list[tuple[int, float]] = []  # (sweep, gap) of every check, for give_up
+    last_support = None  # rank-one support of the last check, for purge
     for sweep in range(1, max_sweeps + 1):
         H = _inverse(X) if qp_finish else no_inverse
         trace, passes, exact = _bca_fast.bca_sweep(
@@ -1118,6 +1119,14 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
             next_refine = n_checks + refine_wait
         # Bounds of every iterate are valid: keep the best of each side.
         cert = _combine(cert, new)
+        if purge and PURGE_CAP is not None and cert.gap > tol and cert.x is not None:
+            # The whole block continues from a W iterate: once two checks in
+            # a row agree on the rank-one support, the rows of X outside it
+            # are cut back (see PURGE_CAP).
+            support = np.flatnonzero(cert.x)
+            if last_support is not None and np.array_equal(support, last_support):
+                trace = _purge_off_support(X, cert.x, PURGE_CAP)
+            last_support = support
         gaps.append(cert.gap)
         t_cert += time.perf_counter() - t1
         history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
@@ -1174,6 +1183,33 @@ def _sweep_rate(checks: list[tuple[int, float]]) -> float | None:
     if s1 >= sweep or not gap > 0:
         return None
     return max(math.log(g1 / gap), 0.0) / (sweep - s1)
+
+
+# The whole-block solve that continues from a W iterate (``purge``) starts
+# from an X that already holds the rank-one support, but its rows outside
+# the support decay only by about 0.8 per sweep (0.36 to 1.8e-3 of the
+# largest diagonal over 30 sweeps), and the dual rows of those features,
+# which the certificate needs, settle with them. Once two checks in a row
+# agree on the support, those rows and columns of X are set to zero and
+# their diagonal is capped at PURGE_CAP times the largest one (X stays
+# positive definite: it becomes block diagonal). Measured on correlation
+# matrices of 64 samples, n = 500 at 100 nonzeros: 36 sweeps, 3.1 s ->
+# 14 sweeps, 1.5 s; a cap of 1e-4 gave 36 sweeps again. Inside the W solves
+# it is harmful (n = 1,000 at 200 nonzeros: 17 s -> 91 s), so only the
+# hand-over uses it. None turns it off.
+PURGE_CAP: float | None = 1e-2
+
+
+def _purge_off_support(X: np.ndarray, x: np.ndarray, cap: float) -> float:
+    """Zero the rows and columns of ``X`` outside the support of ``x`` (in
+    place), keep their diagonal at most ``cap`` times the largest diagonal
+    entry, and return the new trace."""
+    off = np.flatnonzero(x == 0)
+    diag = np.diag(X).copy()
+    X[off, :] = 0.0
+    X[:, off] = 0.0
+    X[off, off] = np.minimum(diag[off], cap * diag.max())
+    return float(np.trace(X))
 
 
 def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale):
