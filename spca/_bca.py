@@ -478,7 +478,12 @@ def dspca_bca(
     would exceed three quarters of the block, the whole block is solved,
     warm-started from the iterate reached and without the exact box-QP
     finish, which costs more than it saves there (from the start, with the
-    finish, if the last ``W`` solve did not reach its gap). A ``W`` solve
+    finish, if the last ``W`` solve did not reach its gap). From a ``W``
+    iterate, once two checks agree on the rank-one support, the rows and
+    columns of ``X`` outside it are set to zero with their diagonal capped
+    at 1% of the largest (``X`` stays positive definite); they would
+    otherwise decay by about 0.8 per sweep, holding back the dual rows the
+    certificate needs. A ``W`` solve
     that does not reach its gap within 100 sweeps (an optimum of high rank)
     hands the whole block over too, from the start, unless the whole block's gap is over ten times
     the ``W`` gap: ``W`` then lacks features of the support and grows as
