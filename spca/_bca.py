@@ -1124,13 +1124,15 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
             next_refine = n_checks + refine_wait
         # Bounds of every iterate are valid: keep the best of each side.
         cert = _combine(cert, new)
-        if purge and PURGE_CAP is not None and cert.gap > tol and cert.x is not None:
+        if purge and PURGE_CAP is not None and cert.gap > tol:
             # The whole block continues from a W iterate: once two checks in
-            # a row agree on the rank-one support, the rows of X outside it
-            # are cut back (see PURGE_CAP).
-            support = np.flatnonzero(cert.x)
-            if last_support is not None and np.array_equal(support, last_support):
-                trace = _purge_off_support(X, cert.x, PURGE_CAP)
+            # a row find the same rank-one support at their own iterates (not
+            # the best bound's x, which may be older), the rows of X outside
+            # it are cut back (see PURGE_CAP).
+            support = None if new.x is None else np.flatnonzero(new.x)
+            if (support is not None and last_support is not None
+                    and np.array_equal(support, last_support)):
+                trace = _purge_off_support(X, new.x, PURGE_CAP)
             last_support = support
         gaps.append(cert.gap)
         t_cert += time.perf_counter() - t1
