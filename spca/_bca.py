@@ -479,16 +479,16 @@ def dspca_bca(
     warm-started from the iterate reached and without the exact box-QP
     finish, which costs more than it saves there (from the start, with the
     finish, if the last ``W`` solve did not reach its gap). From a ``W``
-    iterate, once two checks agree on the rank-one support, the rows and
-    columns of ``X`` outside it are set to zero with their diagonal capped
-    at 1% of the largest (``X`` stays positive definite); they would
+    iterate, once two checks in a row find the same rank-one support, the
+    rows and columns of ``X`` outside it are set to zero with their diagonal
+    capped at 1% of the largest (``X`` stays positive definite); they would
     otherwise decay by about 0.8 per sweep, holding back the dual rows the
-    certificate needs. A ``W`` solve
-    that does not reach its gap within 100 sweeps (an optimum of high rank)
-    hands the whole block over too, from the start, unless the whole block's gap is over ten times
-    the ``W`` gap: ``W`` then lacks features of the support and grows as
-    usual, the stalled ``W`` solves costing at most 20 whole-block sweeps (in
-    flops) in all.
+    certificate needs. A ``W`` solve that does not reach its gap within 100
+    sweeps (an optimum of high rank) hands the whole block over too, from
+    the start, unless the whole block's gap is over ten times the ``W`` gap:
+    ``W`` then lacks features of the support and grows as usual, the
+    stalled ``W`` solves costing at most 20 whole-block sweeps (in flops) in
+    all.
 
     *Threads.* The solver runs with single-threaded BLAS (the sweeps are
     level-1 and level-2 calls on vectors of ``m`` entries, which threads only
@@ -1197,13 +1197,13 @@ def _sweep_rate(checks: list[tuple[int, float]]) -> float | None:
 # the support decay only by about 0.8 per sweep (0.36 to 1.8e-3 of the
 # largest diagonal over 30 sweeps), and the dual rows of those features,
 # which the certificate needs, settle with them. Once two checks in a row
-# agree on the support, those rows and columns of X are set to zero and
-# their diagonal is capped at PURGE_CAP times the largest one (X stays
-# positive definite: it becomes block diagonal). Measured on correlation
-# matrices of 64 samples, n = 500 at 100 nonzeros: 36 sweeps, 3.1 s ->
-# 14 sweeps, 1.5 s; a cap of 1e-4 gave 36 sweeps again. Inside the W solves
-# it is harmful (n = 1,000 at 200 nonzeros: 17 s -> 91 s), so only the
-# hand-over uses it. None turns it off.
+# find the same support (each at its own iterate), those rows and columns
+# of X are set to zero and their diagonal is capped at PURGE_CAP times the
+# largest one (X stays positive definite: it becomes block diagonal).
+# Measured on correlation matrices of 64 samples, n = 500 at 100 nonzeros:
+# 36 sweeps, 3.1 s -> 14 sweeps, 1.3-1.6 s; a cap of 1e-4 gave 36 sweeps
+# again. Inside the W solves it is harmful (n = 1,000 at 200 nonzeros:
+# 17 s -> 91 s), so only the hand-over uses it. None turns it off.
 PURGE_CAP: float | None = 1e-2
 
 

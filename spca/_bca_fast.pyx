@@ -188,7 +188,7 @@ cdef inline bint _ws_add(const double[:, ::1] H, Py_ssize_t j, double hjj, Py_ss
     d2 = GB[sl, c]
     for a in range(bb):
         lvec[a] = GB[bidx[bmax + a], c]
-    _lower_solve(L, bb, lvec, 0)
+    _lower_solve(L, bb, lvec, False)
     for a in range(bb):
         d2 -= lvec[a] * lvec[a]
     if not d2 > 1e-12 * GB[sl, c]:
@@ -295,8 +295,8 @@ cdef Py_ssize_t _active_set_finish(
         # z = G_BB^-1 u_B by two triangular solves, then unew = G[:, B] z.
         for a in range(b):
             z[a] = ucur[bidx[a]]
-        _lower_solve(L, b, z, 0)
-        _lower_solve(L, b, z, 1)
+        _lower_solve(L, b, z, False)
+        _lower_solve(L, b, z, True)
         for i in range(n):
             unew[i] = 0.0
         for a in range(b):
