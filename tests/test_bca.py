@@ -505,6 +505,73 @@ def test_whole_block_after_working_set_purges_off_support_rows(monkeypatch):
     assert res.n_sweeps <= 20 < plain.n_sweeps
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_working_set_from_a_dense_warm_start(seed, small_working_sets):
+    # X0 couples every pair of features; the W iterate is kept block
+    # diagonal (W x W and a diagonal), so W solves start positive definite
+    # and certify (with X0's couplings kept next to the W iterate they lost
+    # definiteness and the whole block was solved instead)
+    Sigma = _factor_correlation(36, seed)
+    A = np.random.default_rng(seed).standard_normal((36, 3))
+    X0 = A @ A.T + 1e-3 * np.eye(36)
+    X0_copy = X0.copy()
+    res = spca.dspca_bca(Sigma, 0.35, working_set=True, X0=X0)
+    cold = spca.dspca_bca(Sigma, 0.35, working_set=True)
+    np.testing.assert_array_equal(X0, X0_copy)
+    assert res.converged and res.dual == "working set"
+    assert np.linalg.eigvalsh(res.X_reduced)[0] > 0
+    assert res.objective == pytest.approx(cold.objective, rel=2e-6)
+
+
+def _soft(Sigma, lam):
+    soft = Sigma - np.clip(Sigma, -lam, lam)
+    np.fill_diagonal(soft, np.diag(Sigma) - lam)
+    return soft
+
+
+def test_first_working_set_holds_a_concentrated_support():
+    # the hard benchmark's 50-nonzero case at n = 500: the leading
+    # eigenvector of the soft-thresholded matrix puts every feature of the
+    # optimal support in the first working set; the row masses do not
+    import spca._bca as bca
+    from spca.datasets import make_correlation_few_samples
+
+    Sigma = make_correlation_few_samples(500, 64, random_state=0)
+    lam = 0.1740796819788149
+    res = spca.dspca_bca(Sigma, lam)
+    assert res.converged and res.support.size == 50
+    soft = _soft(Sigma, lam)
+    first = bca._start_order(soft, bca.WS_START)[: bca.WS_START]
+    by_mass = np.argsort(-np.abs(soft).sum(axis=1), kind="stable")[: bca.WS_START]
+    assert set(res.support) <= set(first)
+    assert not set(res.support) <= set(by_mass)
+
+
+def test_first_working_set_falls_back_to_row_mass(monkeypatch):
+    import scipy.sparse.linalg
+
+    import spca._bca as bca
+    from spca.datasets import make_correlation_few_samples
+
+    Sigma = make_correlation_few_samples(500, 64, random_state=0)
+    # at the 100-nonzero lam the vector spreads: 84% of its squared norm on
+    # 64 features, below WS_START_MASS
+    soft = _soft(Sigma, 0.10561791420442636)
+    by_mass = np.argsort(-np.abs(soft).sum(axis=1), kind="stable")
+    np.testing.assert_array_equal(bca._start_order(soft, bca.WS_START), by_mass)
+    # and when Lanczos fails
+    soft = _soft(Sigma, 0.1740796819788149)
+    by_mass = np.argsort(-np.abs(soft).sum(axis=1), kind="stable")
+    assert not np.array_equal(bca._start_order(soft, bca.WS_START), by_mass)
+
+    def fail(*args, **kwargs):
+        raise scipy.sparse.linalg.ArpackNoConvergence("no convergence", np.empty(0),
+                                                      np.empty((0, 0)))
+
+    monkeypatch.setattr(scipy.sparse.linalg, "eigsh", fail)
+    np.testing.assert_array_equal(bca._start_order(soft, bca.WS_START), by_mass)
+
+
 def test_working_set_flag_is_checked():
     with pytest.raises(TypeError, match="working_set"):
         spca.dspca_bca(np.eye(3), 0.1, working_set="yes")
