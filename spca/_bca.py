@@ -936,13 +936,9 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     # definite. (On the NYT sample's covariance, the cardinality path at
     # k = 9-15 returned such an X, minimum eigenvalue -1.5e-4, from a
     # 401-word block, and a later solve warm-started from it failed.)
-    out = np.ones(m, dtype=bool)
-    out[W] = False
-    if out.any():
-        diag = np.diag(X)[out].copy()
-        X[np.ix_(W, out)] = 0.0
-        X[np.ix_(out, W)] = 0.0
-        X[np.ix_(out, out)] = np.diag(diag)
+    inside = np.zeros(m)
+    inside[W] = 1.0
+    _purge_off_support(X, inside, math.inf)
     sweeps = passes = exact = 0
     t_cert = 0.0
     beta_k = 0.0
@@ -1270,7 +1266,7 @@ PURGE_CAP: float | None = 1e-2
 def _purge_off_support(X: np.ndarray, x: np.ndarray, cap: float) -> float:
     """Zero the rows and columns of ``X`` outside the support of ``x`` (in
     place), keep their diagonal at most ``cap`` times the largest diagonal
-    entry, and return the new trace."""
+    entry (``inf``: unchanged), and return the new trace."""
     off = np.flatnonzero(x == 0)
     diag = np.diag(X).copy()
     X[off, :] = 0.0
