@@ -22,6 +22,7 @@ import scipy.linalg as sla
 from numpy.typing import ArrayLike, NDArray
 
 from . import _bca_fast
+from ._admm import admm_dual
 from ._certificate import (
     LANCZOS_MIN,
     MAX_REFINE_SUPPORT,
@@ -438,22 +439,28 @@ def dspca_bca(
     halved over the last five checks. A refinement that does not halve the
     gap doubles the number of checks before the next one.
 
-    *Proximal point polish.* From sweep 50 on, once the rate of the gap over
-    the second half of the sweeps says ``tol`` cannot be reached within
-    ``max_sweeps`` (or at the last sweep), the solver switches to proximal
-    point iterations from its iterate (``spca/_proximal.py``; each inner
-    problem is solved over the box of ``U`` by a projected semismooth Newton
-    method). Both their primal points and their dual points are bounds
-    ("proximal point"). They run in doubling time slices while the rate of
-    the last slice would reach ``tol`` sooner than the sweeps' rate, for at
-    most twice the time spent so far plus the time the remaining sweeps
-    would take (half the time spent, at the last sweep). The solve ends when
-    they certify the gap or use up that time; if they lose the race, the
-    sweeps go on without them. This certifies optima of rank above
+    *Polish.* From sweep 50 on, once the rate of the gap over the second
+    half of the sweeps says ``tol`` cannot be reached within ``max_sweeps``
+    (or at the last sweep), the solver switches to first-order iterations
+    from its iterate whose primal and dual points are both bounds: proximal
+    point iterations (``spca/_proximal.py``; each inner problem is solved
+    over the box of ``U`` by a projected semismooth Newton method; reported
+    as ``"proximal point"``) and alternating direction (ADMM) iterations on
+    the splitting ``Z = Y`` (``spca/_admm.py``; ``"alternating
+    directions"``). Each gets a first time slice of half the sweeps' time so
+    far; the one whose gap fell faster goes on in doubling slices while the
+    rate of its last slice would reach ``tol`` sooner than the sweeps' rate,
+    for at most twice the time spent so far plus the time the remaining
+    sweeps would take (half the time spent, at the last sweep). The solve
+    ends when they certify the gap or use up that time; if they lose the
+    race, the sweeps go on without them. This certifies optima of rank above
     one that the sweeps alone do not: the rank-3 Gaussian problem of 60
-    features at a tenth of the largest off-diagonal entry in about 0.8 s
-    (gap 6.2e-4 after 500 sweeps and 6.5 s without it). On supports of
-    hundreds of features it tightens the gap without always reaching
+    features at a tenth of the largest off-diagonal entry in under a second
+    (gap 6.2e-4 after 500 sweeps and 6.5 s without it), and the Gaussian
+    problem of 500 features at a quarter of it (optimum of rank about 245)
+    in about 80 s (gap 1.7e-3 after 500 sweeps and 60 s without it). On
+    optima that are not strictly complementary (the rank-2 correlation
+    problem of the README) they tighten the gap without always reaching
     ``tol``. The bounds reported are the best lower and upper bounds over
     all checks (each is valid on its own).
 
@@ -499,7 +506,8 @@ def dspca_bca(
 
     *Support rule.* ``support`` is the set of nonzero entries of the polished
     ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
-    (``"barrier"``, ``"support refinement"`` or ``"proximal point"``) the
+    (``"barrier"``, ``"support refinement"``, ``"proximal point"`` or
+    ``"alternating directions"``) the
     entries of ``Z``'s leading eigenvector with ``|v_i| >= 1e-3 max|v|``.
 
     *Elimination.* Theorem 1 is exact for the cardinality problem
@@ -776,7 +784,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     """BCA with beta continuation on one (connected) problem, in place on X and M.
 
     ``polish_dual``: a solve whose sweeps stall from ``POLISH_MIN_SWEEPS``
-    on switches to proximal point iterations (see :func:`_sweeps`); the
+    on switches to the polish's iterations (see :func:`_sweeps`); the
     working set's own solves never do."""
     m = S.shape[0]
     if working_set or (working_set is None and m >= WS_MIN):
@@ -1116,7 +1124,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
             polish_dual=False, purge=False):
     """The sweep loop of dspca_bca; returns (sweeps, certificate, passes, exact QPs,
     certificate seconds, final beta).  ``refine=False``: no support refinement.
-    ``polish_dual``: see the proximal point polish in the loop."""
+    ``polish_dual``: see the polish in the loop."""
     t_start = time.perf_counter()
     no_inverse = np.empty((0, 0))
     trace = float(np.trace(X))
@@ -1208,14 +1216,14 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         if polish_dual and sweep >= POLISH_MIN_SWEEPS and (hopeless or sweep == max_sweeps):
             # The sweeps will not reach tol in time: usually an optimum of
             # rank above one, where the barrier dual (and often the primal)
-            # settles far from phi. Proximal point iterations take over
-            # while their rate would reach tol sooner than the sweeps', for
+            # settles far from phi. Proximal point or alternating direction
+            # iterations take over (_polish picks the faster of the two
+            # after a slice of each) while their rate would reach tol
+            # sooner than the sweeps', for
             # at most twice the time spent so far plus the time the remaining
             # sweeps would take (half the time spent, at the last sweep). The
             # solve ends when they certify or run out of that time; if they
-            # lose the race, the sweeps go on without them (optima of rank in
-            # the hundreds, where each of their eigendecompositions keeps
-            # hundreds of eigenvalues).
+            # lose the race, the sweeps go on without them.
             elapsed = t1 - t_start
             per_sweep = elapsed / sweep
             horizon = (POLISH_SHARE * elapsed if sweep == max_sweeps
@@ -1275,53 +1283,98 @@ def _purge_off_support(X: np.ndarray, x: np.ndarray, cap: float) -> float:
     return float(np.trace(X))
 
 
-def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale):
-    """Proximal point iterations (spca/_proximal.py) once the sweeps stall.
+def _improve(cert: Certificate, out: tuple, label: str) -> Certificate:
+    """``cert`` with the bounds of a polish run ``out`` where they are better."""
+    upper, _, value, Z, _ = out
+    if upper < cert.upper:
+        cert = dataclasses.replace(cert, upper=upper, dual=label)
+    if Z is not None and value > cert.lower:
+        cert = dataclasses.replace(cert, lower=value, Z=Z, x=None, primal=label)
+    return cert
 
-    Runs them from the iterate ``(X, M)`` for ``budget`` seconds, then again
-    (resumed) for twice as long each time, up to ``horizon`` seconds in all,
-    while the gap is above ``tol`` and the rate of the last run (decrease of
-    ``log(gap)`` per second) would reach ``tol`` sooner than the sweeps'
-    ``rate`` from where the sweeps left it.  Returns the certificate with
-    the better bounds, the seconds spent, and whether the iterations lost
-    that race (the sweeps should then go on without them).
+
+def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale):
+    """Proximal point or alternating direction iterations once the sweeps stall.
+
+    The proximal point iterations (``spca/_proximal.py``) and the alternating
+    direction ones (``spca/_admm.py``) each first run for ``budget`` seconds from
+    the iterate ``(X, M)``; the one whose gap fell fastest (decrease of
+    ``log(gap)`` per second, from its own bounds) is resumed for twice as
+    long each time, for up to ``horizon`` seconds (not counting the other
+    methods' first runs), while the gap is above
+    ``tol`` and the rate of its last run would reach ``tol`` sooner than the
+    sweeps' ``rate`` from where the sweeps left it.  Returns the certificate
+    with the best bounds of all runs, the seconds spent, and whether the
+    iterations lost that race (the sweeps should then go on without them).
     """
     Z0 = X / float(np.trace(X))
     U0 = barrier_matrix(S, lam_n, M) - S
     # time the sweeps would need from here at their rate
     sweeps_time = math.log(cert.gap / tol) / rate if rate > 0 else math.inf
-    state = None
+    start = cert
     spent = 0.0
-    while True:
+    trials = []
+    # Neither method wins everywhere (one thread, default tol): proximal point
+    # certified Gaussian n = 60 and 80 at 0.05 x the largest off-diagonal in
+    # 0.41 and 0.54 s against 0.70 and 2.3 s; alternating directions
+    # certified Gaussian n = 120 and 200 at 0.15 x (rank 24 and 40) in 1.9
+    # and 4.0 s and n = 500 at 0.25 x (rank about 245) in 77 s, where the
+    # proximal point iterations left gaps of 4e-4, 9e-4 and 1.7e-3.
+    methods = (("proximal point", proximal_dual), ("alternating directions", admm_dual))
+    for label, method in methods:
         t0 = time.perf_counter()
-        before = cert.gap
         try:
-            upper, _, value, Zp, state = proximal_dual(
-                S, lam_n, Z0, U0, seconds=budget, lower=cert.lower, tol=tol, state=state)
+            out = method(S, lam_n, Z0, U0, seconds=budget, lower=start.lower, tol=tol)
         except np.linalg.LinAlgError:
-            # an eigensolver that did not converge: the sweeps go on
-            return cert, spent + time.perf_counter() - t0, True
-        if upper < cert.upper:
-            cert = dataclasses.replace(cert, upper=upper, dual="proximal point")
-        if Zp is not None and value > cert.lower:
-            cert = dataclasses.replace(cert, lower=value, Z=Zp, x=None, primal="proximal point")
+            # an eigensolver that did not converge: not this method
+            spent += time.perf_counter() - t0
+            continue
         dt = time.perf_counter() - t0
         spent += dt
+        cert = _improve(cert, out, label)
         if verbose:
-            print(f"proximal point ({dt:.2f} s):  lower={cert.lower * scale:.10g}  "
+            print(f"{label} ({dt:.2f} s):  lower={cert.lower * scale:.10g}  "
                   f"upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}  "
                   f"({cert.primal} / {cert.dual})")
         if cert.gap <= tol:
             return cert, spent, False
-        own = math.log(before / cert.gap) / dt if cert.gap < before else 0.0
-        if own <= 0.0 or math.log(cert.gap / tol) / own > sweeps_time:
+        own = _improve(start, out, label).gap
+        trials.append((math.log(start.gap / own) / dt if own < start.gap else 0.0,
+                       label, method, out[4], own, dt))
+    if not trials:
+        return cert, spent, True
+    own_rate, label, method, state, own, used = max(trials, key=lambda t: t[0])
+    # the horizon bounds the chosen method's time; the other's trial slice
+    # is the price of the choice
+    horizon += spent - used
+    while True:
+        if own_rate <= 0.0 or math.log(own / tol) / own_rate > sweeps_time:
             return cert, spent, True
         if spent >= horizon:
             return cert, spent, False
         budget = min(2.0 * budget, horizon - spent)
+        t0 = time.perf_counter()
+        before = cert.gap
+        try:
+            out = method(S, lam_n, Z0, U0, seconds=budget, lower=cert.lower, tol=tol,
+                         state=state)
+        except np.linalg.LinAlgError:
+            return cert, spent + time.perf_counter() - t0, True
+        state = out[4]
+        cert = _improve(cert, out, label)
+        dt = time.perf_counter() - t0
+        spent += dt
+        if verbose:
+            print(f"{label} ({dt:.2f} s):  lower={cert.lower * scale:.10g}  "
+                  f"upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}  "
+                  f"({cert.primal} / {cert.dual})")
+        if cert.gap <= tol:
+            return cert, spent, False
+        own = cert.gap
+        own_rate = math.log(before / own) / dt if own < before else 0.0
 
 
-# The proximal point polish (_sweeps' polish_dual): only from sweep
+# The polish (_sweeps' polish_dual): only from sweep
 # POLISH_MIN_SWEEPS on (a solve capped lower is a probe, as the search's
 # bracketing solves and the benchmarks' capped solves are), when the gap's
 # recent rate says tol is out of reach within max_sweeps (_hopeless) or at
