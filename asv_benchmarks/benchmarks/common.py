@@ -57,13 +57,14 @@ def is_xslow() -> bool:
     return os.environ.get("SPCA_BENCH_XSLOW", "0") not in ("", "0")
 
 
-# Combinations that take minutes per solve, the hard regime: at n = 500 and the
-# denser lam both families run to max_sweeps=500 without reaching the default
-# tol (spiked: 71 s, gap 1.8e-3, at the commit that added the proximal point
-# iterations, which do not help at these optima of rank in the hundreds), and asv
-# solves once in each setup and once per benchmark method (a peakmem run of the
-# spiked one hit asv's 600 s timeout on a loaded machine). Only with
-# SPCA_BENCH_XSLOW=1, so that `asv run --quick` finishes.
+# Combinations that take more than a minute per solve, the hard regime: at
+# n = 500 and the denser lam both families have optima of rank in the
+# hundreds. The sweeps alone end at max_sweeps=500 with a gap of about 2e-3;
+# with the alternating direction polish (spca/_admm.py) both are certified,
+# in 77 and 82 s (one thread, two runs side by side on 2 cores). asv solves
+# once in each setup and once per benchmark method, eight solves per problem,
+# about 20 minutes for the two. Only with SPCA_BENCH_XSLOW=1, so that
+# `asv run --quick` finishes in under 15 minutes.
 XSLOW_PROBLEMS = {("gaussian", 500, 0.25), ("spiked", 500, 0.25)}
 
 
