@@ -22,14 +22,14 @@ soft-thresholding and one update of the scaled multiplier ``W``:
 Measured from the sweeps' iterate (one thread, default ``tol``), with the
 penalty ``rho`` rebalanced so that the primal residual ``||Z - Y||`` and the
 dual one ``rho ||Y+ - Y||`` stay within a factor 2: the Gaussian problem
-above is certified in about 60 s of iterations (77 s in all; the sweeps
-alone take 60 s for their 500 sweeps), and so are Gaussian
+above is certified in about 60 s of iterations (77 s in all when they ran
+alone; the sweeps alone take 60 s for their 500 sweeps), and so are Gaussian
 problems of 120 and 200 features at 0.15 times the largest off-diagonal
 entry (optima of rank 24 and 40), where the proximal point iterations left
 gaps of 4e-4 and 9e-4.  On small optima of rank 2-3 the proximal point
 iterations are often faster (Gaussian n = 80 at 0.05 times the largest
-off-diagonal entry: 0.54 s against 2.3 s), which is why ``dspca_bca`` gives
-both a first time slice and goes on with the one whose gap fell faster.
+off-diagonal entry: 0.54 s against 2.3 s), which is why ``dspca_bca`` runs
+both, taking turns (see ``_polish`` there).
 Where the optimum is not strictly complementary (the rank-2 correlation
 problem of the README) both are sublinear.
 

@@ -447,18 +447,21 @@ def dspca_bca(
     over the box of ``U`` by a projected semismooth Newton method; reported
     as ``"proximal point"``) and alternating direction (ADMM) iterations on
     the splitting ``Z = Y`` (``spca/_admm.py``; ``"alternating
-    directions"``). Each gets a first time slice of half the sweeps' time so
-    far; the one whose gap fell faster goes on in doubling slices while the
-    rate of its last slice would reach ``tol`` sooner than the sweeps' rate,
-    for at most twice the time spent so far plus the time the remaining
-    sweeps would take (half the time spent, at the last sweep). The solve
-    ends when they certify the gap or use up that time; if they lose the
-    race, the sweeps go on without them. This certifies optima of rank above
-    one that the sweeps alone do not: the rank-3 Gaussian problem of 60
-    features at a tenth of the largest off-diagonal entry in under a second
-    (gap 6.2e-4 after 500 sweeps and 6.5 s without it), and the Gaussian
-    problem of 500 features at a quarter of it (optimum of rank about 245)
-    in about 80 s (gap 1.7e-3 after 500 sweeps and 60 s without it). On
+    directions"``). They take turns, each resumed where it stopped, in
+    slices that start at half the sweeps' time so far and double. A method
+    drops out when the rate of its last slice would not reach ``tol`` sooner
+    than the sweeps' rate, or when its own gap is ten times the other's and
+    its last slice was the slower. The polish takes at most twice the time
+    spent so far plus the time the remaining sweeps would take (half the
+    time spent, at the last sweep), not counting the methods that dropped
+    out. The solve ends when the best bounds of both certify the gap or that
+    time is used up; if both drop out, the sweeps go on without them. This
+    certifies optima of rank above one that the sweeps alone do not: the
+    rank-3 Gaussian problem of 60 features at a tenth of the largest
+    off-diagonal entry in under a second (gap 6.2e-4 after 500 sweeps and
+    6.5 s without it), and the Gaussian problem of 500 features at a quarter
+    of it (optimum of rank about 245) in about 95 s (gap 1.7e-3 after 500
+    sweeps and 60 s without it). On
     optima that are not strictly complementary (the rank-2 correlation
     problem of the README) they tighten the gap without always reaching
     ``tol``. The bounds reported are the best lower and upper bounds over
@@ -1293,85 +1296,104 @@ def _improve(cert: Certificate, out: tuple, label: str) -> Certificate:
     return cert
 
 
+@dataclass
+class _PolishRun:
+    """One method of the polish: its state, its own bounds and its time."""
+
+    label: str
+    method: Any
+    own: Certificate
+    budget: float
+    state: Any = None
+    spent: float = 0.0
+    rate: float = 0.0
+
+
 def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale):
-    """Proximal point or alternating direction iterations once the sweeps stall.
+    """Proximal point and alternating direction iterations once the sweeps stall.
 
     The proximal point iterations (``spca/_proximal.py``) and the alternating
-    direction ones (``spca/_admm.py``) each first run for ``budget`` seconds from
-    the iterate ``(X, M)``; the one whose gap fell fastest (decrease of
-    ``log(gap)`` per second, from its own bounds) is resumed for twice as
-    long each time, for up to ``horizon`` seconds (not counting the other
-    methods' first runs), while the gap is above
-    ``tol`` and the rate of its last run would reach ``tol`` sooner than the
-    sweeps' ``rate`` from where the sweeps left it.  Returns the certificate
-    with the best bounds of all runs, the seconds spent, and whether the
-    iterations lost that race (the sweeps should then go on without them).
+    direction ones (``spca/_admm.py``) take turns from the iterate
+    ``(X, M)``, each resumed where it stopped, in slices of ``budget``
+    seconds that double after every turn.  A method drops out when the rate
+    of its last slice (decrease of ``log(gap)`` per second, ``gap`` from its
+    own bounds) would not reach ``tol`` sooner than the sweeps' ``rate``
+    from where the sweeps left it, or, after a turn of both, when its own
+    gap is ``POLISH_BEHIND`` times the other's and its last slice was the
+    slower.  The polish stops after ``horizon`` seconds, not counting the
+    time of methods that dropped out.
+    Each method's bounds are valid on their own, so the certificate takes
+    the best lower and the best upper bound of all slices.  Returns it, the
+    seconds spent, and whether both methods dropped out (the sweeps should
+    then go on without them).
     """
     Z0 = X / float(np.trace(X))
     U0 = barrier_matrix(S, lam_n, M) - S
     # time the sweeps would need from here at their rate
     sweeps_time = math.log(cert.gap / tol) / rate if rate > 0 else math.inf
-    start = cert
-    spent = 0.0
-    trials = []
-    # Neither method wins everywhere (one thread, default tol): proximal point
+    # Neither method wins everywhere, and which one will is not known from
+    # the first slices (one thread, default tol): proximal point alone
     # certified Gaussian n = 60 and 80 at 0.05 x the largest off-diagonal in
-    # 0.41 and 0.54 s against 0.70 and 2.3 s; alternating directions
-    # certified Gaussian n = 120 and 200 at 0.15 x (rank 24 and 40) in 1.9
-    # and 4.0 s and n = 500 at 0.25 x (rank about 245) in 77 s, where the
-    # proximal point iterations left gaps of 4e-4, 9e-4 and 1.7e-3.
-    methods = (("proximal point", proximal_dual), ("alternating directions", admm_dual))
-    for label, method in methods:
-        t0 = time.perf_counter()
-        try:
-            out = method(S, lam_n, Z0, U0, seconds=budget, lower=start.lower, tol=tol)
-        except np.linalg.LinAlgError:
-            # an eigensolver that did not converge: not this method
-            spent += time.perf_counter() - t0
-            continue
-        dt = time.perf_counter() - t0
-        spent += dt
-        cert = _improve(cert, out, label)
-        if verbose:
-            print(f"{label} ({dt:.2f} s):  lower={cert.lower * scale:.10g}  "
-                  f"upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}  "
-                  f"({cert.primal} / {cert.dual})")
-        if cert.gap <= tol:
-            return cert, spent, False
-        own = _improve(start, out, label).gap
-        trials.append((math.log(start.gap / own) / dt if own < start.gap else 0.0,
-                       label, method, out[4], own, dt))
-    if not trials:
-        return cert, spent, True
-    own_rate, label, method, state, own, used = max(trials, key=lambda t: t[0])
-    # the horizon bounds the chosen method's time; the other's trial slice
-    # is the price of the choice
-    horizon += spent - used
-    while True:
-        if own_rate <= 0.0 or math.log(own / tol) / own_rate > sweeps_time:
-            return cert, spent, True
-        if spent >= horizon:
-            return cert, spent, False
-        budget = min(2.0 * budget, horizon - spent)
-        t0 = time.perf_counter()
-        before = cert.gap
-        try:
-            out = method(S, lam_n, Z0, U0, seconds=budget, lower=cert.lower, tol=tol,
-                         state=state)
-        except np.linalg.LinAlgError:
-            return cert, spent + time.perf_counter() - t0, True
-        state = out[4]
-        cert = _improve(cert, out, label)
-        dt = time.perf_counter() - t0
-        spent += dt
-        if verbose:
-            print(f"{label} ({dt:.2f} s):  lower={cert.lower * scale:.10g}  "
-                  f"upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}  "
-                  f"({cert.primal} / {cert.dual})")
-        if cert.gap <= tol:
-            return cert, spent, False
-        own = cert.gap
-        own_rate = math.log(before / own) / dt if own < before else 0.0
+    # 0.41 and 0.62 s and make_correlation_few_samples(200) at 0.03 x in 3.5
+    # s; there, going on with the method whose gap fell faster in a first
+    # slice picked the alternating directions, which stalled at 1.6e-5.
+    # The alternating directions certified Gaussian n = 120 and 200 at 0.15 x
+    # and n = 500 at 0.25 x, where the proximal point iterations left gaps
+    # of 4e-4, 1e-3 and 1.7e-3. Taking turns certifies all of these (6.1 s
+    # for the correlation matrix). A method far behind and slower drops out
+    # (after the first turn on Gaussian n = 120 at 0.15 x: gaps 1.3e-3 and
+    # 3.1e-5); dropping at a factor of 3 instead of 10 lost the correlation
+    # matrix at 0.05 x, where the alternating directions led 4.6e-5 to
+    # 1.5e-4 after the first turn and then stalled at 3e-5 while the
+    # proximal point iterations reach 4e-6.
+    runs = [_PolishRun("proximal point", proximal_dual, cert, budget),
+            _PolishRun("alternating directions", admm_dual, cert, budget)]
+    spent = 0.0
+    dropped = 0.0  # time of the methods that dropped out: not held against the horizon
+    while runs:
+        for run in list(runs):
+            t0 = time.perf_counter()
+            try:
+                out = run.method(S, lam_n, Z0, U0, seconds=run.budget, lower=cert.lower,
+                                 tol=tol, state=run.state)
+            except np.linalg.LinAlgError:
+                # an eigensolver that did not converge: not this method
+                dt = time.perf_counter() - t0
+                spent += dt
+                dropped += run.spent + dt
+                runs.remove(run)
+                continue
+            dt = time.perf_counter() - t0
+            spent += dt
+            run.spent += dt
+            run.state = out[4]
+            before = run.own.gap
+            run.own = _improve(run.own, out, run.label)
+            cert = _improve(cert, out, run.label)
+            if verbose:
+                print(f"{run.label} ({dt:.2f} s, own gap {run.own.gap:.2e}):  "
+                      f"lower={cert.lower * scale:.10g}  upper={cert.upper * scale:.10g}  "
+                      f"gap={cert.gap:.2e}  ({cert.primal} / {cert.dual})")
+            if cert.gap <= tol:
+                return cert, spent, False
+            own = run.own.gap
+            run.rate = math.log(before / own) / dt if own < before else 0.0
+            if run.rate <= 0.0 or math.log(own / tol) / run.rate > sweeps_time:
+                runs.remove(run)  # it loses the race to the sweeps
+                dropped += run.spent
+            elif spent - dropped >= horizon:
+                return cert, spent, False
+            else:
+                run.budget = min(2.0 * run.budget, horizon - (spent - dropped))
+        # after a turn of each: a method whose own gap is POLISH_BEHIND
+        # times the best one's, and whose last slice was slower, drops out
+        if len(runs) > 1:
+            lead = min(runs, key=lambda run: run.own.gap)
+            for run in list(runs):
+                if run.own.gap >= POLISH_BEHIND * lead.own.gap and run.rate <= lead.rate:
+                    runs.remove(run)
+                    dropped += run.spent
+    return cert, spent, True
 
 
 # The polish (_sweeps' polish_dual): only from sweep
@@ -1382,6 +1404,7 @@ def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale)
 # so far, and each later run twice the previous one (see _polish).
 POLISH_MIN_SWEEPS = 50
 POLISH_SHARE = 0.5
+POLISH_BEHIND = 10.0
 
 
 # give_up (the cardinality search's confirming solves): from GIVE_UP_MIN

@@ -118,3 +118,82 @@ def test_dspca_bca_certifies_a_high_rank_optimum_by_alternating_directions(monke
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         plain = spca.dspca_bca(Sigma, lam)
     assert not plain.converged and plain.gap > 100 * res.gap
+
+
+def _fake(name, calls, uppers, values):
+    """A polish method whose k-th call returns uppers[k] and values[k]."""
+
+    def run(S, lam, Z0, U0, *, seconds, lower, tol, state=None):
+        k = 0 if state is None else state
+        calls.append(name)
+        n = S.shape[0]
+        return uppers[k], S.copy(), values[k], np.eye(n) / n, k + 1
+
+    return run
+
+
+def test_polish_takes_turns_drops_the_stalled_method_and_combines_bounds(monkeypatch):
+    import spca._bca as bca
+    from spca._certificate import Certificate
+
+    n = 4
+    S = np.eye(n)
+    monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
+    calls = []
+    # the proximal point stub only ever improves the upper bound, quickly;
+    # the alternating direction stub only the lower one, once, then stalls
+    monkeypatch.setattr(bca, "proximal_dual",
+                        _fake("proximal", calls, [1.5, 1.2, 1.1, 1.0 + 1e-7], [-1.0] * 4))
+    monkeypatch.setattr(bca, "admm_dual",
+                        _fake("admm", calls, [9.0] * 4, [1.0, 1.0, 1.0, 1.0]))
+    start = Certificate(lower=0.5, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
+                        dual="barrier", barrier_lower=0.5, barrier_upper=2.0)
+    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
+                                    horizon=100.0, rate=0.0, verbose=False, scale=1.0)
+    # the stalled method drops out after its second slice (no progress),
+    # the other goes on until the combined bounds certify
+    assert calls == ["proximal", "admm", "proximal", "admm", "proximal", "proximal"]
+    assert not lost and cert.gap <= 1e-6
+    assert cert.lower == 1.0 and cert.primal == "alternating directions"
+    assert cert.upper == 1.0 + 1e-7 and cert.dual == "proximal point"
+
+
+def test_polish_drops_a_method_far_behind_and_slower(monkeypatch):
+    import spca._bca as bca
+    from spca._certificate import Certificate
+
+    n = 4
+    S = np.eye(n)
+    monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
+    calls = []
+    # both improve, but the proximal point stub's gap is 20x the other's
+    # after the first turn and shrinks more slowly
+    monkeypatch.setattr(bca, "proximal_dual",
+                        _fake("proximal", calls, [1.2, 1.19, 1.18], [1.0] * 3))
+    monkeypatch.setattr(bca, "admm_dual",
+                        _fake("admm", calls, [1.01, 1.0 + 1e-3, 1.0 + 5e-7], [1.0] * 3))
+    start = Certificate(lower=0.9, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
+                        dual="barrier", barrier_lower=0.9, barrier_upper=2.0)
+    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
+                                    horizon=100.0, rate=0.0, verbose=False, scale=1.0)
+    assert calls == ["proximal", "admm", "admm", "admm"]
+    assert not lost and cert.gap <= 1e-6 and cert.dual == "alternating directions"
+
+
+def test_polish_hands_back_when_both_lose_the_race(monkeypatch):
+    import spca._bca as bca
+    from spca._certificate import Certificate
+
+    n = 4
+    S = np.eye(n)
+    monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
+    calls = []
+    monkeypatch.setattr(bca, "proximal_dual", _fake("proximal", calls, [1.9] * 3, [0.0] * 3))
+    monkeypatch.setattr(bca, "admm_dual", _fake("admm", calls, [1.95] * 3, [0.0] * 3))
+    start = Certificate(lower=1.0, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
+                        dual="barrier", barrier_lower=1.0, barrier_upper=2.0)
+    # sweeps that would reach tol in a fraction of a second
+    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
+                                    horizon=100.0, rate=1e6, verbose=False, scale=1.0)
+    assert calls == ["proximal", "admm"] and lost
+    assert cert.upper == 1.9  # the bounds they found are kept
