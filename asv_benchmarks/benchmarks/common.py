@@ -60,10 +60,10 @@ def is_xslow() -> bool:
 # Combinations that take more than a minute per solve, the hard regime: at
 # n = 500 and the denser lam both families have optima of rank in the
 # hundreds. The sweeps alone end at max_sweeps=500 with a gap of about 2e-3;
-# with the alternating direction polish (spca/_admm.py) both are certified,
-# in 77 and 82 s (one thread, two runs side by side on 2 cores). asv solves
-# once in each setup and once per benchmark method, eight solves per problem,
-# about 20 minutes for the two. Only with SPCA_BENCH_XSLOW=1, so that
+# with the polish's alternating directions (spca/_admm.py) both are
+# certified, in 95 and 97 s (one thread). asv solves once in each setup and
+# once per benchmark method, eight solves per problem, about 25 minutes for
+# the two. Only with SPCA_BENCH_XSLOW=1, so that
 # `asv run --quick` finishes in under 15 minutes.
 XSLOW_PROBLEMS = {("gaussian", 500, 0.25), ("spiked", 500, 0.25)}
 
