@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from ._certificate import dspca_objective, lambda_max_upper, relative_gap
+from ._certificate import BestBounds
 from ._proximal import _simplex
 
 # Start value of rho in the solver's units (largest variance 1).  The
@@ -112,8 +112,7 @@ def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
         U = np.clip(0.5 * (U0 + U0.T), -lam, lam)
         state = ADMMState(Y=np.array(Z0, dtype=np.float64), W=-U / rho, rho=rho)
     Y, W, rho, k = state.Y, state.W, state.rho, state.k
-    upper, D = np.inf, None
-    best_value, best_Z = -np.inf, None
+    best = BestBounds()
     for it in range(max_iter):
         Z, rank = _project(Y - W + Sigma / rho)
         Y_old = Y
@@ -124,14 +123,8 @@ def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
         out_of_time = time.perf_counter() > deadline
         if k % CHECK_EVERY and not out_of_time and it < max_iter - 1:
             continue
-        candidate = Sigma + np.clip(-rho * W, -lam, lam)
-        ub = lambda_max_upper(candidate)
-        if ub < upper:
-            upper, D = ub, candidate
-        value = dspca_objective(Sigma, Z, lam)
-        if value > best_value:
-            best_value, best_Z = value, Z
-        gap = relative_gap(max(lower, best_value), upper)
+        ub, value = best.update(Sigma, lam, Sigma + np.clip(-rho * W, -lam, lam), Z)
+        gap = best.gap(lower)
         primal = float(np.linalg.norm(Z - Y))
         dual = rho * float(np.linalg.norm(Y - Y_old))
         if verbose:
@@ -146,4 +139,4 @@ def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
         elif dual > BALANCE * primal:
             rho /= 2.0
             W = W * 2.0
-    return upper, D, best_value, best_Z, ADMMState(Y, W, rho, k)
+    return best.upper, best.D, best.value, best.Z, ADMMState(Y, W, rho, k)

@@ -502,6 +502,32 @@ def relative_gap(lower: float, upper: float) -> float:
     return diff / max(abs(upper), np.finfo(float).tiny)
 
 
+class BestBounds:
+    """The best bounds a first-order polish has visited: the smallest upper
+    bound with its ``D = Sigma + U`` and the largest primal value with its
+    ``Z`` (``inf``/``-inf`` and ``None`` until the first ``update``)."""
+
+    def __init__(self) -> None:
+        self.upper, self.D = np.inf, None
+        self.value, self.Z = -np.inf, None
+
+    def update(self, Sigma: np.ndarray, lam: float, D: np.ndarray,
+               Z: np.ndarray) -> tuple[float, float]:
+        """Bound ``D`` (box-feasible) and evaluate ``Z`` (feasible); keep the
+        better of each; return this point's ``(upper, value)``."""
+        ub = lambda_max_upper(D)
+        if ub < self.upper:
+            self.upper, self.D = ub, D
+        value = dspca_objective(Sigma, Z, lam)
+        if value > self.value:
+            self.value, self.Z = value, Z
+        return ub, value
+
+    def gap(self, lower: float) -> float:
+        """Relative gap of the best upper bound against ``max(lower, value)``."""
+        return relative_gap(max(lower, self.value), self.upper)
+
+
 # Largest support of the first round of candidates of ``certify(..., tol>0)``.
 QUICK_SUPPORT = 12
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._certificate import dspca_objective, lambda_max_upper, relative_gap
+from ._certificate import BestBounds
 
 # sigma (in the solver's units, largest variance 1) triples from 1 up to
 # SIGMA_MAX and stays there.  Growing it further stalls the inner Newton
@@ -205,8 +205,7 @@ def proximal_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray,
         state = ProximalState(Z=np.array(Z0, dtype=np.float64),
                               U=np.clip(0.5 * (U0 + U0.T), -lam, lam))
     Zk, U, k = state.Z, state.U, state.k
-    upper, D = np.inf, None
-    best_value, best_Z = -np.inf, None
+    best = BestBounds()
     for _ in range(max_outer):
         if time.perf_counter() > deadline:
             break
@@ -218,18 +217,12 @@ def proximal_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray,
         U = np.clip(0.5 * (U + U.T), -lam, lam)
         Zk = P.Z
         k += 1
-        candidate = Sigma + U
-        ub = lambda_max_upper(candidate)
-        if ub < upper:
-            upper, D = ub, candidate
-        value = dspca_objective(Sigma, Zk, lam)
-        if value > best_value:
-            best_value, best_Z = value, Zk
-        gap = relative_gap(max(lower, best_value), upper)
+        ub, value = best.update(Sigma, lam, Sigma + U, Zk)
+        gap = best.gap(lower)
         if verbose:
             print(f"  proximal {k:4d}  sigma={sigma:.1e}  newton={counts[0]} eigh={counts[1]} "
                   f"cg={counts[2]} rank={P.rank}  value={value:.10g}  upper={ub:.10g}  "
                   f"gap={gap:.2e}")
         if gap <= tol:
             break
-    return upper, D, best_value, best_Z, ProximalState(Zk, U, k)
+    return best.upper, best.D, best.value, best.Z, ProximalState(Zk, U, k)

@@ -1,4 +1,5 @@
-"""The alternating direction bounds (spca/_admm.py) and their use by dspca_bca."""
+"""The alternating direction bounds (spca/_admm.py), the bounds of both polish
+methods on random problems, and the polish that runs them in turns."""
 
 import warnings
 
@@ -10,7 +11,8 @@ from hypothesis import strategies as st
 
 import spca
 from spca._admm import admm_dual
-from spca._certificate import dspca_objective
+from spca._certificate import Certificate, dspca_objective
+from spca._proximal import proximal_dual
 from spca.datasets import make_gaussian_covariance
 
 
@@ -72,9 +74,10 @@ def test_admm_stops_at_its_time_limit():
     assert state.k == 1 and np.isfinite(upper) and np.isfinite(value)
 
 
+@pytest.mark.parametrize("method", ["proximal", "admm"])
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(2, 7), seed=st.integers(0, 10**6), frac=st.floats(0.01, 0.9))
-def test_admm_bounds_bracket_the_solver_on_random_problems(n, seed, frac):
+def test_polish_bounds_bracket_the_solver_on_random_problems(method, n, seed, frac):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((n + 2, n))
     Sigma = A.T @ A / (n + 2)
@@ -82,12 +85,17 @@ def test_admm_bounds_bracket_the_solver_on_random_problems(n, seed, frac):
     res = spca.dspca_bca(Sigma, lam, eliminate=False, working_set=False)
     Z0 = np.eye(n) / n
     U0 = rng.uniform(-2 * lam, 2 * lam, (n, n))  # not even symmetric: made so, then clipped
-    upper, D, value, Z, _ = admm_dual(Sigma, lam, Z0, U0, seconds=5.0, max_iter=60)
+    if method == "proximal":
+        upper, D, value, Z, _ = proximal_dual(Sigma, lam, Z0, U0, seconds=5.0, max_outer=6)
+    else:
+        upper, D, value, Z, _ = admm_dual(Sigma, lam, Z0, U0, seconds=5.0, max_iter=60)
+        assert Z is not None  # bounds are evaluated at the last iteration
     # weak duality against the certified solve on both sides
     assert upper >= res.objective - 1e-12 * abs(res.objective) - 1e-15
-    assert value <= res.upper_bound + 1e-12 * abs(res.upper_bound) + 1e-15
+    if Z is not None:
+        assert value <= res.upper_bound + 1e-12 * abs(res.upper_bound) + 1e-15
+        assert value == pytest.approx(dspca_objective(Sigma, Z, lam), rel=1e-9, abs=1e-12)
     assert np.abs(D - Sigma).max() <= lam * (1 + 1e-12)
-    assert value == pytest.approx(dspca_objective(Sigma, Z, lam), rel=1e-9, abs=1e-12)
 
 
 def _gaussian_high_rank():
@@ -132,24 +140,28 @@ def _fake(name, calls, uppers, values):
     return run
 
 
-def test_polish_takes_turns_drops_the_stalled_method_and_combines_bounds(monkeypatch):
+def _polish(monkeypatch, proximal, admm, lower, *, rate=0.0):
+    """Run _polish on a 4 x 4 stand-in with stub methods from bounds [lower, 2]."""
     import spca._bca as bca
-    from spca._certificate import Certificate
 
     n = 4
     S = np.eye(n)
     monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
+    monkeypatch.setattr(bca, "proximal_dual", proximal)
+    monkeypatch.setattr(bca, "admm_dual", admm)
+    start = Certificate(lower=lower, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
+                        dual="barrier", barrier_lower=lower, barrier_upper=2.0)
+    return bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0, horizon=100.0,
+                       rate=rate, verbose=False, scale=1.0)
+
+
+def test_polish_takes_turns_drops_the_stalled_method_and_combines_bounds(monkeypatch):
     calls = []
     # the proximal point stub only ever improves the upper bound, quickly;
     # the alternating direction stub only the lower one, once, then stalls
-    monkeypatch.setattr(bca, "proximal_dual",
-                        _fake("proximal", calls, [1.5, 1.2, 1.1, 1.0 + 1e-7], [-1.0] * 4))
-    monkeypatch.setattr(bca, "admm_dual",
-                        _fake("admm", calls, [9.0] * 4, [1.0, 1.0, 1.0, 1.0]))
-    start = Certificate(lower=0.5, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
-                        dual="barrier", barrier_lower=0.5, barrier_upper=2.0)
-    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
-                                    horizon=100.0, rate=0.0, verbose=False, scale=1.0)
+    cert, spent, lost = _polish(
+        monkeypatch, _fake("proximal", calls, [1.5, 1.2, 1.1, 1.0 + 1e-7], [-1.0] * 4),
+        _fake("admm", calls, [9.0] * 4, [1.0, 1.0, 1.0, 1.0]), 0.5)
     # the stalled method drops out after its second slice (no progress),
     # the other goes on until the combined bounds certify
     assert calls == ["proximal", "admm", "proximal", "admm", "proximal", "proximal"]
@@ -159,41 +171,21 @@ def test_polish_takes_turns_drops_the_stalled_method_and_combines_bounds(monkeyp
 
 
 def test_polish_drops_a_method_far_behind_and_slower(monkeypatch):
-    import spca._bca as bca
-    from spca._certificate import Certificate
-
-    n = 4
-    S = np.eye(n)
-    monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
     calls = []
     # both improve, but the proximal point stub's gap is 20x the other's
     # after the first turn and shrinks more slowly
-    monkeypatch.setattr(bca, "proximal_dual",
-                        _fake("proximal", calls, [1.2, 1.19, 1.18], [1.0] * 3))
-    monkeypatch.setattr(bca, "admm_dual",
-                        _fake("admm", calls, [1.01, 1.0 + 1e-3, 1.0 + 5e-7], [1.0] * 3))
-    start = Certificate(lower=0.9, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
-                        dual="barrier", barrier_lower=0.9, barrier_upper=2.0)
-    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
-                                    horizon=100.0, rate=0.0, verbose=False, scale=1.0)
+    cert, spent, lost = _polish(
+        monkeypatch, _fake("proximal", calls, [1.2, 1.19, 1.18], [1.0] * 3),
+        _fake("admm", calls, [1.01, 1.0 + 1e-3, 1.0 + 5e-7], [1.0] * 3), 0.9)
     assert calls == ["proximal", "admm", "admm", "admm"]
     assert not lost and cert.gap <= 1e-6 and cert.dual == "alternating directions"
 
 
 def test_polish_hands_back_when_both_lose_the_race(monkeypatch):
-    import spca._bca as bca
-    from spca._certificate import Certificate
-
-    n = 4
-    S = np.eye(n)
-    monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
     calls = []
-    monkeypatch.setattr(bca, "proximal_dual", _fake("proximal", calls, [1.9] * 3, [0.0] * 3))
-    monkeypatch.setattr(bca, "admm_dual", _fake("admm", calls, [1.95] * 3, [0.0] * 3))
-    start = Certificate(lower=1.0, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
-                        dual="barrier", barrier_lower=1.0, barrier_upper=2.0)
     # sweeps that would reach tol in a fraction of a second
-    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
-                                    horizon=100.0, rate=1e6, verbose=False, scale=1.0)
+    cert, spent, lost = _polish(
+        monkeypatch, _fake("proximal", calls, [1.9] * 3, [0.0] * 3),
+        _fake("admm", calls, [1.95] * 3, [0.0] * 3), 1.0, rate=1e6)
     assert calls == ["proximal", "admm"] and lost
     assert cert.upper == 1.9  # the bounds they found are kept

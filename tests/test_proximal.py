@@ -5,8 +5,6 @@ import warnings
 import numpy as np
 import pytest
 from _reference import half_max_offdiag, high_rank_problem, sdp_value  # noqa: E402
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import spca
 from spca._certificate import dspca_objective
@@ -117,24 +115,6 @@ def test_capped_and_converged_solves_are_not_polished(monkeypatch):
     G = make_gaussian_covariance(30, random_state=3)
     assert spca.dspca_bca(G, half_max_offdiag(G)).converged
     assert called == []
-
-
-@settings(max_examples=25, deadline=None)
-@given(n=st.integers(2, 7), seed=st.integers(0, 10**6), frac=st.floats(0.01, 0.9))
-def test_proximal_bounds_bracket_the_solver_on_random_problems(n, seed, frac):
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n + 2, n))
-    Sigma = A.T @ A / (n + 2)
-    lam = frac * float(np.diag(Sigma).max())
-    res = spca.dspca_bca(Sigma, lam, eliminate=False, working_set=False)
-    Z0 = np.eye(n) / n
-    U0 = rng.uniform(-2 * lam, 2 * lam, (n, n))  # clipped to the box inside
-    upper, D, value, Z, _ = proximal_dual(Sigma, lam, Z0, U0, seconds=5.0, max_outer=6)
-    # weak duality against the certified solve on both sides
-    assert upper >= res.objective - 1e-12 * abs(res.objective) - 1e-15
-    if Z is not None:
-        assert value <= res.upper_bound + 1e-12 * abs(res.upper_bound) + 1e-15
-    assert np.abs(D - Sigma).max() <= lam * (1 + 1e-12)
 
 
 def test_sweep_rate_is_the_recent_log_gap_slope():
