@@ -1,6 +1,7 @@
 """The alternating direction bounds (spca/_admm.py), the bounds of both polish
 methods on random problems, and the polish that runs them in turns."""
 
+import math
 import warnings
 
 import numpy as np
@@ -189,3 +190,62 @@ def test_polish_hands_back_when_both_lose_the_race(monkeypatch):
         _fake("admm", calls, [1.95] * 3, [0.0] * 3), 1.0, rate=1e6)
     assert calls == ["proximal", "admm"] and lost
     assert cert.upper == 1.9  # the bounds they found are kept
+
+
+class _Clock:
+    """A stand-in for ``time`` in spca._bca whose clock moves only when a stub
+    polish method says it ran."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def _timed(clock, calls, name, gap0, rate):
+    """A polish method that uses all of its ``seconds`` and whose upper bound
+    is ``1 + gap0 exp(-rate t)`` after ``t`` seconds of its own (lower bound 1)."""
+
+    def run(S, lam, Z0, U0, *, seconds, lower, tol, state=None):
+        t = (0.0 if state is None else state) + seconds
+        clock.now += seconds
+        calls.append((name, seconds))
+        n = S.shape[0]
+        return 1.0 + gap0 * math.exp(-rate * t), S.copy(), 1.0, np.eye(n) / n, t
+
+    return run
+
+
+@pytest.mark.parametrize("rate, extends", [(1.0, True), (0.5, False)])
+def test_polish_goes_on_past_its_horizon_only_when_tol_is_near(monkeypatch, rate, extends):
+    import spca._bca as bca
+
+    clock = _Clock()
+    monkeypatch.setattr(bca, "time", clock)
+    calls = []
+    n = 4
+    S = np.eye(n)
+    monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
+    # the proximal point stub makes no progress and drops out at once
+    monkeypatch.setattr(bca, "proximal_dual", _timed(clock, calls, "proximal", 1.0, 0.0))
+    monkeypatch.setattr(bca, "admm_dual", _timed(clock, calls, "admm", 1e-3, rate))
+    start = Certificate(lower=1.0, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
+                        dual="barrier", barrier_lower=1.0, barrier_upper=2.0)
+    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
+                                    horizon=6.0, rate=0.0, verbose=False, scale=1.0)
+    # slices of 1, 2 and 3 s fill the horizon of 6 s (the stalled method's
+    # second aside); the gap is then 1e-3 exp(-6 rate)
+    assert [c for c in calls if c[0] == "admm"][:3] == [("admm", 1.0), ("admm", 2.0),
+                                                        ("admm", 3.0)]
+    assert not lost
+    gap6 = 1e-3 * math.exp(-6.0 * rate)
+    if extends:
+        # tol is log(gap6 / tol) / rate = 0.92 s away, under a quarter of
+        # the horizon: one more slice of twice that certifies
+        assert len(calls) == 5 and calls[-1][0] == "admm"
+        assert calls[-1][1] == pytest.approx(2.0 * math.log(gap6 / 1e-6) / rate, rel=1e-3)
+        assert cert.gap <= 1e-6
+    else:
+        # 7.8 s away: the polish stops at its horizon
+        assert len(calls) == 4 and cert.gap == pytest.approx(gap6, rel=1e-3)
