@@ -1386,6 +1386,8 @@ def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale)
                       f"gap={cert.gap:.2e}  ({cert.primal} / {cert.dual})")
             if cert.gap <= tol:
                 return cert, spent, False
+            if extended:
+                return cert, spent, False  # the one extension is over
             own = run.own.gap
             run.rate = math.log(before / own) / dt if own < before else 0.0
             if run.rate <= 0.0 or math.log(own / tol) / run.rate > sweeps_time:
