@@ -1401,7 +1401,7 @@ def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale)
                 # in three of four runs without it)
                 lead = max(runs, key=lambda r: r.rate)
                 need = math.log(cert.gap / tol) / lead.rate
-                if extended or need > POLISH_EXTEND * horizon:
+                if need > POLISH_EXTEND * horizon:
                     return cert, spent, False
                 extended = True
                 dropped += sum(r.spent for r in runs if r is not lead)
