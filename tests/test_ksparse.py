@@ -227,6 +227,20 @@ def test_cheap_bounds_are_valid():
     assert _ksparse.gershgorin_bound(S, 1) == pytest.approx(best[1])
 
 
+def test_probe_below_the_best_cut_is_a_bounded_step():
+    # g(lam) = U + lam k: 1 + 5 = 6 at lam = 1 (one nonzero, slope k - 1 = 4)
+    # and 2 + 2.5 = 4.5 at lam = 0.5 (slope k - l1 = 3 > 0: the minimum is
+    # below). The secant of the slopes (4 -> 3) reaches zero at lam = -1.
+    cuts = [_ksparse.Cut(1.0, 1.0, 1.0), _ksparse.Cut(0.5, 2.0, 2.0)]
+    x = _ksparse.next_probe(cuts, 5, 0.0, 10.0, 1e-3)
+    assert x == pytest.approx(_ksparse.PROBE_DOWN * 0.5)
+    # a floor above the step wins; a floor at the best cut leaves no probe
+    assert _ksparse.next_probe(cuts, 5, 0.45, 10.0, 1e-3) == pytest.approx(0.45)
+    assert _ksparse.next_probe(cuts, 5, 0.5, 10.0, 1e-3) is None
+    # a step promising less than rtol of g is not taken
+    assert _ksparse.next_probe(cuts, 5, 0.0, 10.0, 0.1) is None
+
+
 def test_swaps_reach_a_local_optimum():
     S = spiked(4, 30)
     pool = _ksparse._Pool(S)
