@@ -797,7 +797,7 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
         out = _solve_working_set(
             S, lam_n, X, M, history, tol=tol, max_sweeps=max_sweeps,
             max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-            scale=scale, verbose=verbose, refine=refine)
+            scale=scale, verbose=verbose)
         if out[0] is not None:
             return out
         # The working set did not certify: the whole block, warm-started from
@@ -903,7 +903,7 @@ def _start_order(soft: np.ndarray, size: int) -> np.ndarray:
 
 
 def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                       qp_finish, beta, scale, verbose, refine=True):
+                       qp_finish, beta, scale, verbose):
     """BCA on a working set W of features, certified on the whole block.
 
     Solves the relaxation on ``S_WW`` (warm-started, to ``tol / 2``), then

@@ -382,7 +382,7 @@ def next_probe(cuts: list[Cut], k: int, lam_floor: float, lam_ceil: float,
         if lam_floor >= lam_b:
             return None
         if not x < lam_b:
-            x = 0.8 * lam_b
+            x = PROBE_DOWN * lam_b
         x = max(x, PROBE_DOWN * lam_b, lam_floor)
         if ahead:
             x = max(x, 0.5 * (lam_b + ahead[0][0]))
