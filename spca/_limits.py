@@ -1,0 +1,120 @@
+"""The caller's time limit: the one clock a solver may read.
+
+Same input, same answer: every decision inside the solvers (when to lower the
+barrier parameter, when to polish, when a polish method drops out, when a
+search stops) depends on work done -- sweeps, iterations, flop counts --
+never on the wall clock, so a call gives the same result on a quiet machine
+and on a loaded one (with the same BLAS thread count).
+
+The one exception is a limit that the caller sets, ``time_limit=`` seconds.
+:class:`TimeLimit` is the only object in the package that reads the clock for
+a decision; a result that it ended says so (``status == "time_limit"``).
+Timings reported in results (``time``, ``timings``) are measurements only and
+never feed back into the solve.
+
+Tests replace :func:`clock` with a stub (``monkeypatch.setattr(spca._limits,
+"clock", stub)``): every reading goes through the module attribute.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from typing import Any
+
+#: The result is certified: the gap (or optimality gap) asked for is reached.
+STATUS_OPTIMAL = "optimal"
+#: The caller's ``time_limit`` ended the solve; the result is the best so far
+#: and its bounds are valid.
+STATUS_TIME_LIMIT = "time_limit"
+#: Ctrl-C ended the solve; the result is the best so far.
+STATUS_INTERRUPTED = "interrupted"
+#: The solve used up its work budget (sweeps, nodes) without certifying.
+STATUS_WORK_LIMIT = "work_limit"
+
+
+def clock() -> float:
+    """Seconds on a monotonic clock: the time limit's only source of time."""
+    return time.perf_counter()
+
+
+def check_time_limit(value: Any, name: str = "time_limit") -> float | None:
+    """Return ``value`` as a float (``None`` stays ``None``), checking that it
+    is a real number ``> 0`` (``inf`` is accepted and means no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number of seconds or None, got {value!r}")
+    out = float(value)
+    if math.isnan(out) or out <= 0:
+        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
+    return out
+
+
+def check_optimality_gap(value: Any, name: str = "optimality_gap") -> float | None:
+    """Return ``value`` as a float (``None`` stays ``None``), checking that it
+    is a relative gap in the open interval ``(0, 1)``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number in (0, 1) or None, got {value!r}")
+    out = float(value)
+    if not 0.0 < out < 1.0:
+        raise ValueError(f"{name} must be a relative gap in (0, 1), got {value!r}")
+    return out
+
+
+class TimeLimit:
+    """A deadline ``seconds`` after construction (``None``: never).
+
+    Pass one object down a call tree so that nested solves share the caller's
+    limit instead of each starting its own: :meth:`child` hands a part of the
+    remaining time to a sub-step without extending the outer deadline.
+    """
+
+    __slots__ = ("seconds", "start", "deadline")
+
+    def __init__(self, seconds: float | None = None, *, start: float | None = None) -> None:
+        self.seconds = None if seconds is None or math.isinf(seconds) else float(seconds)
+        self.start = clock() if start is None else float(start)
+        self.deadline = math.inf if self.seconds is None else self.start + self.seconds
+
+    @classmethod
+    def coerce(cls, value: TimeLimit | float | None) -> TimeLimit:
+        """``value`` itself when it is a :class:`TimeLimit`, else a new limit
+        of ``value`` seconds (validated by :func:`check_time_limit`)."""
+        if isinstance(value, TimeLimit):
+            return value
+        return cls(check_time_limit(value))
+
+    @property
+    def limited(self) -> bool:
+        """Whether there is a deadline at all."""
+        return self.seconds is not None
+
+    def elapsed(self) -> float:
+        """Seconds since the limit started."""
+        return clock() - self.start
+
+    def remaining(self) -> float:
+        """Seconds left (``inf`` without a limit, never negative)."""
+        if self.seconds is None:
+            return math.inf
+        return max(self.deadline - clock(), 0.0)
+
+    def expired(self) -> bool:
+        """Whether the deadline has passed (never, without a limit)."""
+        return self.seconds is not None and clock() >= self.deadline
+
+    def child(self, fraction: float = 1.0) -> TimeLimit:
+        """A limit of ``fraction`` of the remaining time, never past this one's
+        deadline (no limit when this has none)."""
+        if self.seconds is None:
+            return TimeLimit(None)
+        return TimeLimit(min(max(fraction, 0.0), 1.0) * self.remaining())
+
+    def __repr__(self) -> str:
+        if self.seconds is None:
+            return "TimeLimit(None)"
+        return f"TimeLimit({self.seconds:g} s, {self.remaining():.3g} s left)"

@@ -1,0 +1,91 @@
+"""The caller's time limit (spca/_limits.py): the one clock a solver reads."""
+
+import math
+
+import pytest
+
+from spca import _limits
+from spca._limits import TimeLimit, check_optimality_gap, check_time_limit
+
+
+class StubClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    clock = StubClock()
+    monkeypatch.setattr(_limits, "clock", clock)
+    return clock
+
+
+def test_deadline_follows_the_stub_clock(stub):
+    limit = TimeLimit(2.0)
+    assert limit.limited and not limit.expired()
+    assert limit.remaining() == 2.0
+    stub.now += 1.5
+    assert limit.remaining() == pytest.approx(0.5) and not limit.expired()
+    assert limit.elapsed() == pytest.approx(1.5)
+    stub.now += 0.5
+    assert limit.expired() and limit.remaining() == 0.0
+    stub.now += 10.0
+    assert limit.remaining() == 0.0  # never negative
+
+
+def test_no_limit_never_expires(stub):
+    for limit in (TimeLimit(None), TimeLimit(math.inf), TimeLimit.coerce(None)):
+        stub.now += 1e9
+        assert not limit.limited and not limit.expired()
+        assert limit.remaining() == math.inf
+        assert not limit.child(0.5).limited
+
+
+def test_child_never_outlives_its_parent(stub):
+    parent = TimeLimit(10.0)
+    stub.now += 4.0
+    child = parent.child(0.5)
+    assert child.remaining() == pytest.approx(3.0)
+    whole = parent.child(2.0)  # asks for more than is left: capped by the parent's
+    stub.now += 3.0
+    assert child.expired() and not parent.expired()
+    assert whole.deadline == pytest.approx(parent.deadline)
+    assert TimeLimit.coerce(parent) is parent
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan")])
+def test_time_limit_must_be_positive(value):
+    with pytest.raises(ValueError, match=r"time_limit must be a number of seconds > 0, got"):
+        check_time_limit(value)
+
+
+@pytest.mark.parametrize("value", ["10", True, 1j, [1.0]])
+def test_time_limit_must_be_a_number(value):
+    with pytest.raises(TypeError, match=r"time_limit must be a number of seconds or None"):
+        check_time_limit(value)
+
+
+def test_time_limit_accepts_numbers_and_none():
+    assert check_time_limit(None) is None
+    assert check_time_limit(3) == 3.0 and isinstance(check_time_limit(3), float)
+    assert check_time_limit(math.inf) == math.inf
+
+
+@pytest.mark.parametrize("value", [0, 1, -0.5, 1.5, float("nan"), float("inf")])
+def test_optimality_gap_is_inside_zero_one(value):
+    with pytest.raises(ValueError, match=r"optimality_gap must be a relative gap in \(0, 1\)"):
+        check_optimality_gap(value)
+
+
+@pytest.mark.parametrize("value", ["1e-4", False, None])
+def test_optimality_gap_types(value):
+    if value is None:
+        assert check_optimality_gap(None) is None
+    else:
+        with pytest.raises(TypeError, match="optimality_gap must be a real number"):
+            check_optimality_gap(value)
