@@ -34,6 +34,7 @@ from ._certificate import (
     polish,
     rank_one_dual_matrix,
     relative_gap,
+    with_margin,
 )
 from ._proximal import proximal_dual
 from ._screening import safe_feature_elimination
@@ -1483,6 +1484,7 @@ def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarr
                   beta: float, eliminate: bool, sweeps: int, passes: int,
                   history: list, timings: dict, n_blocks: int = 1,
                   n_blocks_solved: int = 1) -> DSPCAResult:
+    cert = with_margin(cert, S, lam / scale)  # the reported bracket holds in floating point
     if cert.x is not None:
         x_red = cert.x
     else:

@@ -28,7 +28,7 @@ floating point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg as sla
@@ -70,6 +70,53 @@ def lambda_max_upper(M: np.ndarray, vector: bool = False):
     if vector:
         return float(top + margin), vec
     return float(top + margin)
+
+
+def bracket_margin(S: np.ndarray, lam: float, Z: np.ndarray,
+                   x: np.ndarray | None = None) -> tuple[float, float]:
+    """Rounding margins of a DSPCA bracket ``objective <= phi <= upper``.
+
+    Returns ``(dual, primal)``. ``dual`` covers a box-feasible ``Sigma + U``
+    formed in floating point: each entry may leave the box ``|U_ij| <= lam``
+    by ``eps (|Sigma_ij| + lam)``, which moves ``lambda_max`` by at most the
+    Frobenius norm of that error, ``eps n (max Sigma_ii + lam)`` (for PSD
+    ``Sigma``, ``|Sigma_ij| <= max Sigma_ii``). ``primal`` bounds the rounding
+    of ``Tr(Sigma Z) - lam ||Z||_1`` as a sum of ``N`` products,
+    ``gamma_N (sum |Sigma_ij Z_ij| + lam sum |Z_ij|)`` (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, eq. 3.5), with ``N`` the number of
+    nonzeros of ``Z``, or twice that of ``x`` for a rank-one ``Z = x x'``
+    evaluated as ``x' Sigma x - lam ||x||_1^2``. Both are taken twice.
+    """
+    n = S.shape[0]
+    if n == 0:
+        return 0.0, 0.0
+    mag = max(float(np.max(np.diag(S))), 0.0) + abs(float(lam))
+    terms = (2 * int(np.count_nonzero(x)) if x is not None else int(np.count_nonzero(Z))) + 1
+    gamma = terms * EPS / max(1.0 - terms * EPS, 0.5)
+    absZ = np.abs(Z)
+    size = float(np.vdot(np.abs(S), absZ)) + abs(float(lam)) * float(absZ.sum())
+    return 2.0 * EPS * n * mag, 2.0 * gamma * size
+
+
+def with_margin(cert: Certificate, S: np.ndarray, lam: float) -> Certificate:
+    """``cert`` with its upper bound raised by the rounding margins of
+    :func:`bracket_margin`, so that ``lower <= phi <= upper`` holds in floating
+    point and ``upper >= lower`` always (the reported bracket)."""
+    dual, primal = bracket_margin(S, lam, cert.Z, cert.x)
+    upper = float(max(cert.upper + dual, cert.lower + primal))
+    return replace(cert, upper=upper)
+
+
+def bound_margin(value: float, n: int) -> float:
+    """``value`` plus a relative rounding margin ``4 (n + 1) eps |value|``.
+
+    For a bound on the largest eigenvalue of ``n x n`` principal blocks of a
+    PSD matrix: an eigenvalue LAPACK computes for such a block is off by at
+    most a small multiple of ``n eps`` times the block's norm, which is at
+    most the bound; so the result stays above every computed value as well
+    as every exact one.
+    """
+    return float(value + 4.0 * (n + 1) * EPS * abs(value))
 
 
 # Below this size lambda_max_large calls the dense eigensolver directly.

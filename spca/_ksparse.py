@@ -96,6 +96,60 @@ def top_eig(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
     return float(w[-1]), v
 
 
+# Eigenvalues within this relative distance of the largest count as equal to
+# it: a leading eigenspace of dimension > 1 (a degenerate top eigenvalue, e.g.
+# of a diagonal or equicorrelated block) holds vectors with more nonzeros than
+# the one eigenvector LAPACK returns.
+DEGENERATE_RTOL = 1e-12
+# A feature whose row of that eigenspace's orthonormal basis has a norm below
+# this (relative to the largest row) cannot carry weight in it: its loading is
+# set to exactly 0 (moving the variance by its square at most, ~1e-16).
+ZERO_RTOL = 1e-8
+# Cap on the eigensolves of the search for an equal-variance support whose
+# vector has more nonzeros (see _Pool.fill).
+FILL_EVALS = 4000
+
+
+def spread_top(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    """Largest eigenvalue of the symmetric ``A`` and a unit vector of its
+    leading eigenspace with as many nonzeros as that eigenspace allows.
+
+    When the largest eigenvalue is simple this is the eigenvector.  When it
+    is degenerate (eigenvalues within ``DEGENERATE_RTOL``), the vector is a
+    generic combination of the eigenspace's basis ``E``: the projection
+    ``E E' g`` of a fixed vector ``g`` with distinct entries, which is zero
+    only at the features whose row of ``E`` is zero (a nonzero row is
+    orthogonal to ``g``'s projection only for ``g`` on a hyperplane; four
+    such ``g`` are tried and the one with the largest smallest entry kept).
+    Rows of ``E`` of norm below ``ZERO_RTOL`` give exact zeros.  The value
+    returned is the Rayleigh quotient of the vector; its largest-magnitude
+    entry is positive.
+    """
+    w, V = np.linalg.eigh(A)
+    top = float(w[-1])
+    E = V[:, w >= top - DEGENERATE_RTOL * max(abs(top), np.finfo(float).tiny)]
+    rows = np.linalg.norm(E, axis=1)
+    live = rows > ZERO_RTOL * rows.max()
+    if E.shape[1] == 1:
+        v = E[:, 0].copy()
+    else:
+        best, v = -1.0, E[:, -1].copy()
+        idx = np.arange(1, A.shape[0] + 1)
+        for phase in (0.6180339887498949, 0.4142135623730951, 0.7320508075688772,
+                      0.2360679774997897):
+            g = 1.0 + (idx * phase) % 1.0
+            c = E @ (E.T @ g)
+            a = np.abs(c[live])
+            score = float(a.min() / a.max()) if a.size and a.max() > 0 else 0.0
+            if score > best:
+                best, v = score, c
+    v[~live] = 0.0
+    v /= np.linalg.norm(v)
+    if v[np.argmax(np.abs(v))] < 0:
+        v = -v
+    return float(v @ A @ v), v
+
+
 def bordered_top(mu: NDArray[np.float64], W2: NDArray[np.float64],
                  c: NDArray[np.float64]) -> NDArray[np.float64]:
     """Largest eigenvalue of ``[[diag(mu), w_j], [w_j', c_j]]`` for every column ``j``.
@@ -269,6 +323,42 @@ class _Pool:
                 break
             S = T
         return S
+
+    def fill(self, S: NDArray[np.intp], value: float) -> tuple[NDArray[np.intp], float,
+                                                               NDArray[np.float64]]:
+        """An equal-variance support whose vector has more nonzeros.
+
+        ``S`` (``k`` features) reaches ``value`` with a vector of fewer than
+        ``k`` nonzeros (see :func:`spread_top`).  Swaps (one feature out, one
+        in) that keep the largest eigenvalue within ``DEGENERATE_RTOL`` of
+        ``value`` (or raise it) are taken while they add nonzeros, at most
+        ``FILL_EVALS`` eigensolves in all.  Returns the support, the value
+        and the vector over it (pool positions, sorted).
+        """
+        S = np.sort(np.asarray(S, dtype=np.intp))
+        val, v = spread_top(self.B[np.ix_(S, S)])
+        floor = value - DEGENERATE_RTOL * abs(value)
+        evals = 0
+        while np.count_nonzero(v) < S.size and evals < FILL_EVALS:
+            C = self._outside(S)
+            # (features without weight leave first)
+            outs = np.argsort(np.abs(v), kind="stable")
+            moved = False
+            for i in outs:
+                for j in C:
+                    T = np.sort(np.append(np.delete(S, i), j))
+                    evals += 1
+                    t_val, t_v = spread_top(self.B[np.ix_(T, T)])
+                    if t_val >= floor and np.count_nonzero(t_v) > np.count_nonzero(v):
+                        S, val, v, moved = T, t_val, t_v, True
+                        break
+                    if evals >= FILL_EVALS:
+                        break
+                if moved or evals >= FILL_EVALS:
+                    break
+            if not moved:
+                break
+        return S, val, v
 
     def swaps(self, S: NDArray[np.intp]) -> Moves:
         """Best-improvement swap search: exchange one feature of ``S`` for one

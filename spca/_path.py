@@ -40,6 +40,7 @@ from ._bca import (
     _block_bound,
     _dspca_bca_checked,
 )
+from ._certificate import bound_margin, lambda_max_upper
 from ._validation import check_bool, check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 
@@ -83,11 +84,20 @@ class CardinalityResult:
     Attributes
     ----------
     support : ndarray of int
-        The ``k`` selected features, ascending.
+        The selected features, ascending: exactly the nonzero entries of
+        ``loadings``. There are ``k`` of them unless the best variance found
+        is only reached with fewer nonzeros (a degenerate leading eigenvalue,
+        e.g. ``dspca_cardinality(np.diag([2., 1.]), 2)`` has support ``[0]``:
+        no unit vector with two nonzeros reaches variance 2); ``exact`` and
+        ``message`` say so.
     loadings : ndarray of shape (n_features,)
-        Unit-norm loadings of largest variance on ``support``: the leading
-        eigenvector of ``Sigma[support][:, support]``, largest-magnitude
-        entry positive, zero elsewhere.
+        Unit-norm loadings of largest variance on the ``k`` features chosen:
+        a leading eigenvector of that block of ``Sigma``, largest-magnitude
+        entry positive, zero elsewhere. When the leading eigenvalue of the
+        block is degenerate, the vector of its eigenspace with the most
+        nonzeros (a generic combination of an eigenbasis), and among
+        equal-variance blocks one whose vector has ``k`` nonzeros where the
+        local search finds one.
     explained_variance : float
         ``loadings' Sigma loadings``, the largest eigenvalue of that block.
     origin : str
@@ -99,7 +109,8 @@ class CardinalityResult:
         then exchanged features ``s`` times.
     variance_upper_bound : float
         Certified upper bound on ``max x' Sigma x`` over unit ``x`` with at
-        most ``k`` nonzeros (see Notes of :func:`dspca_cardinality`).
+        most ``k`` nonzeros (see Notes of :func:`dspca_cardinality`),
+        rounding included: never below ``explained_variance``.
     bound_lam : float
         The ``lam`` whose cut gives ``variance_upper_bound`` (``nan`` when a
         bound that needs no solve is smaller).
@@ -145,19 +156,20 @@ class CardinalityResult:
 
     @property
     def cardinality(self) -> int:
-        """Number of selected features (``k``)."""
+        """Number of selected features: nonzero loadings (``k`` when ``exact``)."""
         return int(self.support.size)
 
     @property
     def exact(self) -> bool:
-        """Whether ``support`` has exactly ``k`` features (always, for ``k`` up to
-        the number of features of positive variance)."""
+        """Whether ``support`` has exactly ``k`` features: always, unless the best
+        variance found is reached with fewer nonzero loadings only (a
+        degenerate leading eigenvalue, see ``support``)."""
         return self.cardinality == self.k
 
     @property
     def certified_ratio(self) -> float:
         """``explained_variance / variance_upper_bound``: at least this fraction
-        of the best ``k``-sparse variance is reached."""
+        of the best ``k``-sparse variance is reached (at most 1)."""
         if not self.variance_upper_bound > 0:
             return math.nan
         return self.explained_variance / self.variance_upper_bound
@@ -691,6 +703,11 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                     f"{seed.gap:.1e} > tol={tol:g} (the k-support below does not rely on it)")
     pick = _ksparse_support(solver, k, results, found)
     bound, bound_lam = _certify(solver, k, pick.covers, first)
+    bound = _certified(bound, k, pick.variance)
+    if pick.support.size < k:
+        message += (f"; the best variance found is reached with {pick.support.size} nonzero "
+                    f"loadings only (a degenerate leading eigenvalue): no vector of that "
+                    f"variance with k={k} nonzeros was found")
     message += (f"; support: {pick.origin}, certified ratio "
                 f"{pick.variance / bound if bound > 0 else math.nan:.4f}")
     return CardinalityResult(
@@ -780,7 +797,14 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if above:
             r = min(reversed(above), key=lambda r: r.support.size)
             starts.append((f"pruned from {r.support.size}", r.support))
-    P, B = _pool_block(solver, k, [S for _, S in starts])
+    P, B_raw = _pool_block(solver, k, [S for _, S in starts])
+    # The moves work in units of the pool's largest variance, scaled by a
+    # power of two (exact): the secular equation squares couplings, which
+    # underflow (or overflow) at the ends of the accepted range of variances,
+    # and its stopping rules hold absolute floors near 0. The same support at
+    # every scale.
+    f = _unit_scale(B_raw)
+    B = B_raw * f
     pool = _ksparse._Pool(B)
     moves: list[tuple[str, _ksparse.Moves]] = []
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
@@ -814,12 +838,33 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = "truncated power", mv
     origin = name + (f"+{best.swaps} swap{'s' if best.swaps != 1 else ''}" if best.swaps else "")
-    support = P[best.support]
-    variance, v = _ksparse.top_eig(B[np.ix_(best.support, best.support)])
+    # The loadings: a vector of the leading eigenspace on the support with as
+    # many nonzeros as it allows (more than the one eigenvector LAPACK
+    # returns when the top eigenvalue is degenerate); with fewer than k, an
+    # equal-variance support whose vector has k is looked for by swaps. The
+    # support reported is the set of nonzero loadings.
+    S = best.support
+    variance, v = _ksparse.spread_top(B[np.ix_(S, S)])
+    if np.count_nonzero(v) < k and k <= SWAPS_MAX:
+        T, t_val, t_v = pool.fill(S, variance)
+        if np.count_nonzero(t_v) > np.count_nonzero(v):
+            S, variance, v = T, t_val, t_v
+            origin += "+equal-variance swaps"
+    nz = v != 0
+    support = P[S[nz]]
     loadings = np.zeros(solver.cov.n)
-    loadings[support] = v
+    loadings[support] = v[nz]
     covers = P.size == int(np.count_nonzero(d > 0)) and solver.outside == 0
-    return _Pick(support.astype(np.intp), loadings, variance, origin, (B, covers))
+    return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
+
+
+def _unit_scale(B: NDArray[np.float64]) -> float:
+    """A power of two ``f`` with ``f * max B_ii`` in ``[0.5, 1)`` (1 for an
+    empty or zero diagonal)."""
+    top = float(np.max(np.diag(B))) if B.shape[0] else 0.0
+    if not top > 0:
+        return 1.0
+    return math.ldexp(1.0, -math.frexp(top)[1])
 
 
 def _work(trials: list[LamTrial]) -> float:
@@ -846,7 +891,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     if whole:
         free = min(free, _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX:
-            lmax, v = _ksparse.top_eig(B)
+            # (with LAPACK's rounding margin: a cut must be an upper bound)
+            lmax, v = lambda_max_upper(B, vector=True)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
     ceil = float(d.max())
     # A large operator is formed only over the features surviving at the
@@ -869,6 +915,14 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     if free <= bound:
         return free, math.nan
     return bound, lam
+
+
+def _certified(bound: float, k: int, variance: float) -> float:
+    """The reported k-sparse bound: ``bound`` with the rounding margin of
+    :func:`spca._certificate.bound_margin`, and never below ``variance`` (the
+    computed variance of a k-sparse vector, which exceeds the exact one by
+    rounding at most), so that a certified ratio is at most 1."""
+    return max(bound_margin(bound, k), variance)
 
 
 def _solver_options(max_qp_passes: Any, qp_tol: Any, qp_finish: Any) -> dict[str, Any]:
@@ -942,10 +996,11 @@ def dspca_cardinality(
     Returns
     -------
     result : CardinalityResult
-        ``support`` (exactly ``k`` features), ``loadings`` (the leading
-        eigenvector of ``Sigma`` on it), ``explained_variance``, ``origin``
-        (how the support was obtained), ``variance_upper_bound`` and
-        ``certified_ratio``; ``result`` is the relaxation's
+        ``support`` (``k`` features, the nonzero loadings; fewer only when
+        the best variance found is reached with fewer nonzeros, see *Exactly
+        k* below), ``loadings`` (a leading eigenvector of ``Sigma`` on it),
+        ``explained_variance``, ``origin`` (how the support was obtained),
+        ``variance_upper_bound`` and ``certified_ratio``; ``result`` is the relaxation's
         :class:`~spca.DSPCAResult` at ``lam`` (``relaxation_exact`` says
         whether it has ``k`` nonzeros, ``relaxation_loadings`` are its own),
         ``message`` how the search ended; ``trials`` lists
@@ -977,7 +1032,23 @@ def dspca_cardinality(
     ``n_features <= 2048``), and a candidate move costs no eigensolve of its
     own (see ``spca._ksparse``). That the relaxation's solve at ``lam``
     stopped short of ``tol`` is said in ``message`` (no warning: the
-    returned support does not rely on it).
+    returned support, loadings and certificate do not rely on it; the
+    bound uses certified upper bounds, valid at any gap). The best
+    ``k``-sparse variance can be reached by a vector with fewer than ``k``
+    nonzeros only (a degenerate leading eigenvalue, e.g. a diagonal
+    ``Sigma``): then a vector of the leading eigenspace with the most
+    nonzeros is chosen, equal-variance swaps look for a support whose
+    vector has ``k``, and if none is found ``support`` (the nonzero
+    loadings), ``cardinality`` and ``exact`` say how many there are, and
+    ``message`` why.
+
+    *Rounding.* The bound carries a rounding margin (``4 (k + 1) eps``
+    relative, and LAPACK's backward error for the eigenvalue cut), so it
+    is above every ``k``-sparse variance computed in floating point as
+    well as the exact ones, and never below ``explained_variance``:
+    ``certified_ratio <= 1``. The moves work in units of the largest
+    variance (a power of two, exact), so the answer does not depend on
+    the scale of ``Sigma`` within the accepted range.
 
     *Certificate.* For every ``lam >= 0`` and unit ``x`` with at most ``k``
     nonzeros, ``x' Sigma x <= phi(lam) + lam k``, since
@@ -1230,6 +1301,7 @@ def cardinality_path(
     final = []
     for r in results:
         bound, lam = _ksparse.bound_from_cuts(cuts, r.k)
+        bound = _certified(bound, r.k, r.explained_variance)
         if bound < r.variance_upper_bound:
             r = dataclasses.replace(r, variance_upper_bound=bound, bound_lam=lam)
         final.append(r)

@@ -154,7 +154,8 @@ def test_best_bounds_never_get_worse_and_history_is_consistent():
     gaps = (uppers - lowers) / uppers
     assert gaps[-1] <= 1e-3 < gaps[0]
     assert lowers[-1] == pytest.approx(res.objective, rel=1e-12)
-    assert uppers[-1] == res.upper_bound
+    # (the reported bound adds its rounding margin to the last one)
+    assert uppers[-1] <= res.upper_bound <= uppers[-1] * (1 + 1e-12)
     # default smoothing: mu = tol * (max_i Sigma_ii - lam) / (2 log n)
     mu = res.beta
     assert mu == pytest.approx(1e-3 * (G.diagonal().max() - lam) / (2 * np.log(m)))

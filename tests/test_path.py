@@ -236,7 +236,8 @@ def scripted(card_of_lam, n: int = 12):
 
 def run_scripted(monkeypatch, card_of_lam, k):
     monkeypatch.setattr(_Solver, "solve", scripted(card_of_lam))
-    cov = _MatrixCovariance(np.diag(np.linspace(1.0, 0.5, 12)))
+    # (correlated features: every block's leading eigenvector has full support)
+    cov = _MatrixCovariance(np.diag(np.linspace(1.0, 0.5, 12) - 0.05) + 0.05)
     return _search(cov, k, tol=1e-6, search_tol=1e-6, max_solves=60, lam_rtol=1e-6,
                    max_sweeps=10, options={}, verbose=False)
 
