@@ -295,8 +295,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ------
         ValueError
             For NaN or inf in ``X``, fewer than 2 samples, every feature
-            constant, invalid parameters, a cardinality larger than the number
-            of non-constant features, or a ``lam`` that eliminates every feature.
+            constant, a largest column variance outside ``[1e-290, 1e150]``
+            (checked before any square is formed), invalid parameters, a
+            cardinality larger than the number of non-constant features, or a
+            ``lam`` that eliminates every feature.
 
         Warns
         -----

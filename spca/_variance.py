@@ -16,6 +16,7 @@ Two things live here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -29,6 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import _bca_fast
 from ._validation import (
+    MAX_SCALE,
+    MIN_SCALE,
     SYM_RTOL,
     _as_real_dense,
     check_covariance_shape,
@@ -205,19 +208,29 @@ class _DataCovariance(_Covariance):
         self.n_samples = int(m)
         self.denom = float(m - ddof)
         self.sparse = sp.issparse(X)
+        # Means and sums of squares in units of the largest |X_ij| (a power
+        # of two g, exact): squares of data near the ends of the float range
+        # neither overflow nor underflow before the scale check below.
         if self.sparse:
             Xc = sp.csc_array(X, dtype=np.float64)
             self.X = Xc
+            g = _unit(float(np.abs(Xc.data).max()) if Xc.nnz else 0.0)
             counts = np.diff(Xc.indptr)
             col = np.repeat(np.arange(n), counts)
-            mean = np.bincount(col, weights=Xc.data, minlength=n) / m if center else np.zeros(n)
-            dev = Xc.data - mean[col]
+            data = Xc.data * g
+            mean = np.bincount(col, weights=data, minlength=n) / m if center else np.zeros(n)
+            dev = data - mean[col]
             ss = np.bincount(col, weights=dev * dev, minlength=n) + (m - counts) * mean**2
         else:
             self.X = np.asarray(X, dtype=np.float64)
-            mean = self.X.mean(axis=0) if center else np.zeros(n)
-            ss = ((self.X - mean) ** 2).sum(axis=0)
-        var = np.maximum(ss / self.denom, 0.0)
+            g = _unit(float(np.abs(self.X).max()) if self.X.size else 0.0)
+            Xg = self.X * g
+            mean = Xg.mean(axis=0) if center else np.zeros(n)
+            ss = ((Xg - mean) ** 2).sum(axis=0)
+        var_g = np.maximum(ss / self.denom, 0.0)
+        _check_data_scale(var_g, g)
+        var = var_g / g / g
+        mean = mean / g
         self.mean = mean
         if scale:
             sd = np.sqrt(var)
@@ -258,6 +271,30 @@ class _DataCovariance(_Covariance):
         t = self.scores(x)
         out = np.asarray(self.X.T @ t, dtype=np.float64).ravel() - self.mean * t.sum()
         return out / self.denom / self.scale
+
+
+def _unit(amax: float) -> float:
+    """A power of two ``g`` with ``g * amax`` in ``[0.5, 1)`` (1 if ``amax`` is 0)."""
+    return math.ldexp(1.0, -math.frexp(amax)[1]) if amax > 0 else 1.0
+
+
+def _check_data_scale(var_g: NDArray[np.float64], g: float) -> None:
+    """Refuse data whose largest column variance ``max(var_g) / g^2`` is outside
+    ``[MIN_SCALE, MAX_SCALE]`` (the solvers square variances), before it is
+    formed (it may overflow)."""
+    top_g = float(var_g.max()) if var_g.size else 0.0
+    if not top_g > 0:
+        return
+    log10 = math.log10(top_g) - 2.0 * math.log10(g)
+    if log10 > math.log10(MAX_SCALE) or log10 < math.log10(MIN_SCALE):
+        top = top_g / g / g
+        shown = repr(top) if 0 < top < math.inf else f"about 1e{log10:+.0f}"
+        raise ValueError(
+            f"X's largest column variance {shown} is outside "
+            f"[{MIN_SCALE:g}, {MAX_SCALE:g}]: multiply X by a power of ten or two to "
+            "bring its variances near 1 (the components do not change; a lam given "
+            "scales with the square of that factor)"
+        )
 
 
 def _check_components(components: ArrayLike, n: int) -> NDArray[np.float64]:

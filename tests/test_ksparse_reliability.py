@@ -239,3 +239,32 @@ def test_estimator_fit_is_scale_free():
         for a, b in zip(ref.components_, est.components_, strict=True):
             np.testing.assert_array_equal(np.flatnonzero(a), np.flatnonzero(b))
         np.testing.assert_allclose(est.components_, ref.components_, atol=1e-8)
+
+
+# -- item 7: SparsePCA.fit checks the data's scale ----------------------------------
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("factor", [1e77, 1e160, 1e-150])
+def test_fit_refuses_data_out_of_scale_with_a_clear_error(factor, sparse):
+    pytest.importorskip("sklearn")
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 8)) * factor
+    X_in = sp.csr_array(X) if sparse else X
+    before = X.copy()
+    with pytest.raises(ValueError, match=r"X's largest column variance .* is outside"):
+        spca.SparsePCA(1, cardinality=2).fit(X_in)
+    np.testing.assert_array_equal(X, before)
+
+
+def test_fit_accepts_data_inside_the_scale_range():
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 8))
+    ref = spca.SparsePCA(1, cardinality=2).fit(X)
+    for factor in (1e-100, 1e70):
+        est = spca.SparsePCA(1, cardinality=2).fit(X * factor)
+        np.testing.assert_allclose(est.components_, ref.components_, atol=1e-10)
+        np.testing.assert_allclose(est.mean_, ref.mean_ * factor, rtol=1e-12)
