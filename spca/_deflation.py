@@ -39,7 +39,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ksparse
-from ._bca import DSPCAResult, EmptyProblemWarning
+from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning
+from ._certificate import bound_margin
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
 from ._validation import (
     _as_real_dense,
@@ -255,15 +256,22 @@ class SparseComponent:
         (default) the leading eigenvector of the deflated covariance on the
         support, otherwise the solver's loadings.
     support : ndarray of int
-        The selected features: with a target cardinality ``k`` (and
-        ``refit=True``) exactly ``k`` of them (see
-        :attr:`CardinalityResult.origin`), at a given ``lam`` the support
-        DSPCA selected.
+        The selected features, exactly the nonzero entries of ``loadings``:
+        with a target cardinality ``k`` (and ``refit=True``) ``k`` of them
+        (fewer only when the best variance found needs fewer nonzeros, see
+        :attr:`CardinalityResult.support`; ``origin`` says how they were
+        found), at a given ``lam`` the support DSPCA selected.
     objective, upper_bound, gap : float
         DSPCA objective, certified upper bound and relative gap of the solve
         at ``lam``, for the (deflated) covariance the component was solved on.
     converged : bool
-        ``gap <= tol``.
+        ``gap <= tol`` for the solve at ``lam``. With a target cardinality
+        and ``refit=True`` that solve only proposes a support: the
+        component's support, loadings and ``variance_upper_bound`` do not
+        need it converged (the bound is certified at any gap), and ``False``
+        raises no warning (``search.message`` says it). Where the component
+        is the relaxation's own answer (a given ``lam``, or ``refit=False``)
+        ``False`` comes with a :class:`~spca.ConvergenceWarning`.
     variance : float
         ``x' Sigma_t x`` on the deflated covariance ``Sigma_t`` it was solved on.
     result : DSPCAResult
@@ -272,10 +280,13 @@ class SparseComponent:
         The cardinality search, when a cardinality was requested.
     variance_upper_bound : float
         Certified upper bound on ``max x' Sigma_t x`` over unit ``x`` with at
-        most ``k`` nonzeros (``k`` the target cardinality, else the size of
-        the support), for the *deflated* ``Sigma_t``: how much variance any
-        ``k``-sparse component could add at this step, given the earlier
-        components. It is not a bound on the components jointly.
+        most ``k`` nonzeros (``k`` the target cardinality, else, and with
+        ``refit=False`` when the relaxation's support does not have ``k``
+        features, the size of the support), for the *deflated* ``Sigma_t``:
+        how much variance any ``k``-sparse component could add at this
+        step, given the earlier components. It is not a bound on the
+        components jointly. It includes a rounding margin and is never
+        below ``variance``, so ``certified_ratio <= 1``.
     origin : str
         How the support was obtained (:attr:`CardinalityResult.origin`;
         ``"relaxation"`` at a given ``lam``).
@@ -303,7 +314,8 @@ class SparseComponent:
     @property
     def certified_ratio(self) -> float:
         """``variance / variance_upper_bound``: at least this fraction of the
-        best variance a ``k``-sparse component of ``Sigma_t`` can have."""
+        best variance a component of ``Sigma_t`` with as many nonzeros can
+        have (at most 1)."""
         if not self.variance_upper_bound > 0:
             return math.nan
         return self.variance / self.variance_upper_bound
@@ -416,6 +428,9 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     work = _DeflatedCovariance(cov)
     comps: list[SparseComponent] = []
     message = ""
+    # components that are the relaxation's own answer (its support and
+    # loadings): for them an unconverged solve is warned about
+    unconverged: list[int] = []
     for t in range(n_components):
         d = work.diag
         npos = int(np.count_nonzero(d > 0))
@@ -447,6 +462,11 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                         f"{support.size} nonzero loadings, not cardinality={k} "
                         f"({search.message})", UserWarning, stacklevel=3,
                     )
+                    # Like with like: the bound of the support's own size, from
+                    # the search's solves (a bound on k-sparse vectors says
+                    # nothing about this one).
+                    bound = _sparse_bound(work, support.size, search.trials)
+                unconverged.append(t)
         else:
             assert lam is not None
             lam_t = lam[t]
@@ -466,13 +486,14 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 break
             if refit and support.size > 1:
                 x = _refit(work, support)
+            unconverged.append(t)  # the support is the relaxation's at lam
             # One cut of the k-sparse certificate (k = the support's size),
             # valid for the whole problem at a lam above any left-out variance.
-            m = support.size
-            bound = _ksparse.diagonal_bound(work.diag, m, work.outside_variance)
-            if res.lam >= work.outside_variance:
-                bound = min(bound, res.upper_bound + res.lam * m)
+            bound = _sparse_bound(work, support.size, [res])
         c = work.deflate(x, deflation) if t + 1 < n_components else float(x @ work.matvec(x))
+        # (the variance computed may exceed its exact value by rounding; so may
+        # not the bound: a certified ratio is at most 1)
+        bound = max(bound, c)
         if not c > float(x * x @ work.floor):  # the floor of x's own features
             message = (f"component {t} explains no variance of the deflated covariance "
                        f"(x' Sigma x = {float(c)!r})")
@@ -483,6 +504,15 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             gap=float(res.gap), converged=bool(res.converged), variance=c, result=res,
             search=search, variance_upper_bound=float(bound), origin=origin,
         ))
+    late = [c for c in comps if c.index in unconverged and not c.converged]
+    if late:
+        warnings.warn(
+            "the DSPCA solve of component(s) "
+            + ", ".join(f"{c.index} (gap {c.gap:.1e})" for c in late)
+            + f" stopped short of tol={tol:g}: the component is the relaxation's own "
+            "answer, which is certified only up to that gap; increase max_sweeps",
+            ConvergenceWarning, stacklevel=3,
+        )
     if message and warn_short:
         warnings.warn(
             f"only {len(comps)} of n_components={n_components} sparse components could be "
@@ -493,6 +523,19 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     return SparseComponents(components=tuple(comps), deflation=deflation,
                             n_requested=n_components, explained=explained, message=message,
                             seconds=time.perf_counter() - t0, n_features=cov.n)
+
+
+def _sparse_bound(work: _Covariance, m: int, solves: Any) -> float:
+    """Certified bound on ``x' Sigma_t x`` over unit ``x`` with at most ``m``
+    nonzeros: the ``m`` largest variances, and ``U + lam m`` of every solve
+    (a trial or a result: ``lam`` and ``upper_bound``) at a ``lam`` above any
+    variance left out of the operator; with its rounding margin."""
+    floor = work.outside_variance
+    bound = _ksparse.diagonal_bound(work.diag, m, floor)
+    for r in solves:
+        if r.lam >= floor and math.isfinite(r.upper_bound):
+            bound = min(bound, r.upper_bound + r.lam * m)
+    return bound_margin(bound, m)
 
 
 def _refit(cov: _Covariance, support: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -613,9 +656,15 @@ def sparse_components(
         returned, never NaN.
     UserWarning
         With ``refit=False``, when the relaxation's own support does not have
-        the requested cardinality. (A solve that stopped short of ``tol``
-        raises no warning: its component says ``converged=False``, and with
-        a cardinality the search's ``message`` says so.)
+        the requested cardinality; the component's bound and ratio then refer
+        to that support's size.
+    ConvergenceWarning
+        When a component is the relaxation's own answer (a given ``lam``, or
+        ``refit=False``) and its solve stopped short of ``tol``. With a
+        cardinality and ``refit=True`` an unconverged solve raises no
+        warning: the support is built and certified without relying on it
+        (its component says ``converged=False`` and the search's ``message``
+        says why).
 
     Notes
     -----

@@ -95,15 +95,20 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     lambdas_ : ndarray of shape (n_components,)
         Penalty of each component.
     cardinalities_ : ndarray of int of shape (n_components,)
-        Number of selected features of each component (exactly the requested
-        ``cardinality``, with ``refit=True``).
+        Number of nonzero loadings of each component (the requested
+        ``cardinality`` with ``refit=True``, unless the best variance found
+        needs fewer nonzeros: a degenerate leading eigenvalue, see
+        :attr:`spca.CardinalityResult.support`).
     variance_upper_bounds_ : ndarray of shape (n_components,)
         Certified upper bound on the variance of the best component with the
         same number of nonzeros, for the covariance deflated by the earlier
         components (see :attr:`spca.SparseComponent.variance_upper_bound`).
     certified_ratios_ : ndarray of shape (n_components,)
         Each component's variance on its deflated covariance over that bound:
-        it reaches at least this fraction of the best possible.
+        it reaches at least this fraction of the best possible (at most 1:
+        the bound carries a rounding margin; with ``refit=False`` and a
+        support of another size than ``cardinality``, the bound is for that
+        size).
     explained_variance_ : ndarray of shape (n_components,)
         Additional explained variance (Mackey 2008): the variance of the
         (centred, scaled) data projected on the span of the first ``t``
@@ -140,6 +145,16 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     survive safe feature elimination (``Sigma_ii > lam``) at the smallest
     ``lam`` a search tries, from sparse products for sparse ``X``.
     :meth:`fit_covariance` takes a precomputed covariance instead.
+
+    *Convergence.* With a ``cardinality`` and ``refit=True`` (the default),
+    each component's DSPCA solve only proposes a support: the component's
+    support, loadings, bound and certified ratio do not need it converged
+    (every bound is certified at any gap), so a solve that stopped short of
+    ``tol`` (``result_.components[t].converged`` False, common on
+    standardised data whose optimum has rank above one) raises no warning;
+    its search's ``message`` says so. With ``refit=False`` or a given
+    ``lam`` the component is the relaxation's own answer, and an
+    unconverged solve gives a :class:`~spca.ConvergenceWarning`.
 
     *Transform.* ``transform(X) = ((X - mean_) / scale_) @ components_.T``
     (the scores). The components are not orthogonal in general, so
@@ -306,6 +321,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             When some features are constant (they can never be selected).
         DeflationWarning
             When fewer than the requested ``n_components`` can be computed.
+        ConvergenceWarning
+            When a component is the relaxation's own answer (``refit=False``
+            or a given ``lam``) and its solve stopped short of ``tol`` (see
+            Notes of the class).
         """
         self._check_params()
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,

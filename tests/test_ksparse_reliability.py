@@ -268,3 +268,114 @@ def test_fit_accepts_data_inside_the_scale_range():
         est = spca.SparsePCA(1, cardinality=2).fit(X * factor)
         np.testing.assert_allclose(est.components_, ref.components_, atol=1e-10)
         np.testing.assert_allclose(est.mean_, ref.mean_ * factor, rtol=1e-12)
+
+
+# -- items 4 and 10: the text pipeline ---------------------------------------------
+
+
+def small_corpus(seed=0, n_docs=60, n_words=10):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    M = rng.poisson(rng.uniform(0.2, 2.0, n_words), size=(n_docs, n_words)).astype(float)
+    M[:, 1] += M[:, 0]  # correlated words, so that deflation matters
+    M[:, 3] += M[:, 2]
+    return sp.csr_array(M), M
+
+
+@pytest.mark.parametrize("deflation", ["schur", "projection", "removal"])
+def test_topic_explained_variance_is_on_the_original_covariance(deflation):
+    from spca.text import sparse_topics
+
+    X, M = small_corpus()
+    Sigma = np.cov(M.T, bias=True)  # the pipeline's covariance: X_c' X_c / n_docs
+    res = sparse_topics(X, n_components=3, cardinality=3, deflation=deflation)
+    for t in res.topics:
+        x = np.zeros(M.shape[1])
+        x[t.word_ids] = t.loadings
+        assert t.explained_variance == pytest.approx(x @ Sigma @ x, rel=1e-10)
+        assert t.certified_ratio == pytest.approx(t.deflated_variance / t.variance_upper_bound,
+                                                  rel=1e-12)
+        assert t.certified_ratio <= 1.0
+    first = res.topics[0]
+    assert first.deflated_variance == pytest.approx(first.explained_variance, rel=1e-12)
+    if deflation == "schur":
+        # the later topics' deflated variance is below the original one
+        # (projection deflation keeps it for loadings orthogonal to the earlier)
+        assert any(t.deflated_variance < t.explained_variance * (1 - 1e-6)
+                   for t in res.topics[1:])
+
+
+def test_no_refit_ratio_compares_like_with_like():
+    # two words that always co-occur: the relaxation keeps both at cardinality 1
+    import scipy.sparse as sp
+
+    from spca.text import sparse_topics
+
+    rng = np.random.default_rng(0)
+    c = rng.integers(0, 3, size=40)
+    M = np.column_stack([c, c, rng.integers(0, 2, size=40),
+                         rng.integers(0, 2, size=40)]).astype(float)
+    with pytest.warns(UserWarning, match="refit=False keeps the relaxation's own support"):
+        res = sparse_topics(sp.csr_array(M), n_components=1, cardinality=1, refit=False)
+    t = res.topics[0]
+    assert len(t.words) == 2
+    assert t.certified_ratio <= 1.0
+    # the bound refers to two-word lists, and covers the best of them
+    Sigma = np.cov(M.T, bias=True)
+    assert t.variance_upper_bound >= brute_values(Sigma, 2).max()
+
+
+def test_no_refit_components_never_certify_above_one():
+    ratios = []
+    for seed in range(12):
+        Sigma = random_covariance(seed, 9)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = spca.sparse_components(Sigma, 3, cardinality=2, refit=False)
+        for comp in res.components:
+            ratios.append(comp.certified_ratio)
+            assert comp.variance_upper_bound >= comp.variance
+    assert max(ratios) <= 1.0
+
+
+# -- issue 29: no unconverged answer without a warning ----------------------------
+
+
+def test_unconverged_relaxation_answer_warns():
+    Sigma = random_covariance(11, 30)
+    off = np.abs(Sigma - np.diag(np.diag(Sigma))).max()
+    with pytest.warns(spca.ConvergenceWarning, match=r"component\(s\) 0 \(gap"):
+        res = spca.sparse_components(Sigma, 1, lam=0.05 * off, max_sweeps=1, tol=1e-10)
+    assert not res.components[0].converged
+
+
+def test_converged_relaxation_answer_is_silent():
+    Sigma = random_covariance(11, 12)
+    off = np.abs(Sigma - np.diag(np.diag(Sigma))).max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", spca.ConvergenceWarning)
+        res = spca.sparse_components(Sigma, 2, lam=0.5 * off)
+    assert all(c.converged for c in res.components)
+
+
+def test_estimator_unconverged_components_warn_or_are_documented():
+    """A fitted SparsePCA never reports converged=False silently where the
+    component relies on the solve: with refit=False or a given lam it warns;
+    with a cardinality and refit=True the solve only proposes the support (the
+    documented case), and the component's certificate holds regardless."""
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 200))
+    X = (X - X.mean(0)) / X.std(0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = spca.SparsePCA(3, cardinality=5, max_sweeps=30).fit(X)
+    late = [c for c in est.result_.components if not c.converged]
+    assert late, "the case of issue 29 should have an unconverged relaxation"
+    assert not any(issubclass(w.category, spca.ConvergenceWarning) for w in caught)
+    for c in late:
+        assert "stopped at relative gap" in c.search.message
+        assert c.certified_ratio <= 1.0
+    with pytest.warns(spca.ConvergenceWarning):
+        spca.SparsePCA(3, cardinality=5, refit=False, max_sweeps=30).fit(X)

@@ -61,7 +61,8 @@ class Topic:
         Number of words the solver worked on after Theorem 1 (out of the
         whole vocabulary).
     explained_variance : float
-        ``x' Sigma x`` for the loadings ``x`` on the original covariance.
+        ``x' Sigma x`` for the loadings ``x`` on the original (not deflated)
+        covariance of the words.
     objective, upper_bound, gap : float
         The certified bounds of the component's DSPCA problem.
     converged : bool
@@ -73,12 +74,17 @@ class Topic:
         the target number of words (from the cardinality search).
     variance_upper_bound : float
         Certified upper bound on the variance of any list of at most
-        ``cardinality`` words, on the covariance deflated by the earlier
-        topics (for the whole vocabulary, not only the candidate words).
+        ``cardinality`` words (with ``refit=False``, at most as many words
+        as this list has), on the covariance deflated by the earlier topics
+        (for the whole vocabulary, not only the candidate words).
     certified_ratio : float
-        ``explained_variance / variance_upper_bound``.
+        ``deflated_variance / variance_upper_bound`` (at most 1).
     origin : str
         How the word list was obtained (:attr:`spca.CardinalityResult.origin`).
+    deflated_variance : float
+        ``x' Sigma_t x`` on the covariance deflated by the earlier topics,
+        the one the bound refers to (``explained_variance`` for the first
+        topic and with ``"removal"`` deflation).
     """
 
     words: list[str]
@@ -96,6 +102,7 @@ class Topic:
     variance_upper_bound: float = float("nan")
     certified_ratio: float = float("nan")
     origin: str = ""
+    deflated_variance: float = float("nan")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -115,6 +122,7 @@ class Topic:
             "variance_upper_bound": float(self.variance_upper_bound),
             "certified_ratio": float(self.certified_ratio),
             "origin": self.origin,
+            "deflated_variance": float(self.deflated_variance),
         }
 
 
@@ -326,7 +334,7 @@ def sparse_topics(
             loadings=comp.loadings[sup].copy(),
             lam=float(comp.lam),
             reduced_size=int(comp.result.reduced_size),
-            explained_variance=float(comp.variance),
+            explained_variance=float(comp.loadings @ cov.matvec(comp.loadings)),
             objective=float(comp.objective),
             upper_bound=float(comp.upper_bound),
             gap=float(comp.gap),
@@ -337,6 +345,7 @@ def sparse_topics(
             variance_upper_bound=float(comp.variance_upper_bound),
             certified_ratio=float(comp.certified_ratio),
             origin=comp.origin,
+            deflated_variance=float(comp.variance),
         ))
     total_var = float(var.sum())
     cum = comps.explained.cumulative[-1] if len(comps.components) else 0.0
