@@ -800,11 +800,14 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     P, B_raw = _pool_block(solver, k, [S for _, S in starts])
     # The moves work in units of the pool's largest variance, scaled by a
     # power of two (exact): the secular equation squares couplings, which
-    # underflow (or overflow) at the ends of the accepted range of variances,
-    # and its stopping rules hold absolute floors near 0. The same support at
-    # every scale.
+    # underflow (or overflow) at the ends of the accepted range of variances.
+    # Every floating-point step commutes with an exact power-of-two scaling
+    # inside the normal range, so the same support comes out at every scale;
+    # a pool already within UNIT_RANGE of 1 is used as is (no copy).
     f = _unit_scale(B_raw)
-    B = B_raw * f
+    B = B_raw if 1.0 / UNIT_RANGE <= f <= UNIT_RANGE else B_raw * f
+    if B is B_raw:
+        f = 1.0
     pool = _ksparse._Pool(B)
     moves: list[tuple[str, _ksparse.Moves]] = []
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
@@ -856,6 +859,11 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     loadings[support] = v[nz]
     covers = P.size == int(np.count_nonzero(d > 0)) and solver.outside == 0
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
+
+
+# A pool whose largest variance is within this factor of 1 is not rescaled
+# (squares of its entries stay far from underflow and overflow).
+UNIT_RANGE = 2.0**100
 
 
 def _unit_scale(B: NDArray[np.float64]) -> float:

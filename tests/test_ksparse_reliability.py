@@ -379,3 +379,20 @@ def test_estimator_unconverged_components_warn_or_are_documented():
         assert c.certified_ratio <= 1.0
     with pytest.warns(spca.ConvergenceWarning):
         spca.SparsePCA(3, cardinality=5, refit=False, max_sweeps=30).fit(X)
+
+
+def test_topics_are_scale_free():
+    import scipy.sparse as sp
+
+    from spca.text import sparse_topics
+
+    rng = np.random.default_rng(1)
+    M = rng.poisson(rng.uniform(0.2, 2.0, 30), size=(80, 30)).astype(float)
+    M[:, 1] += M[:, 0]
+    M[:, 5] += M[:, 4] + M[:, 3]
+    ref = [t.words for t in sparse_topics(sp.csr_array(M), n_components=3, cardinality=4,
+                                          deflation="schur").topics]
+    for c in (1e-140, 1e-100, 1e60):
+        got = sparse_topics(sp.csr_array(M * c), n_components=3, cardinality=4,
+                            deflation="schur").topics
+        assert [t.words for t in got] == ref
