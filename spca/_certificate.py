@@ -90,11 +90,19 @@ def bracket_margin(S: np.ndarray, lam: float, Z: np.ndarray,
     n = S.shape[0]
     if n == 0:
         return 0.0, 0.0
-    mag = max(float(np.max(np.diag(S))), 0.0) + abs(float(lam))
-    terms = (2 * int(np.count_nonzero(x)) if x is not None else int(np.count_nonzero(Z))) + 1
+    lam = abs(float(lam))
+    mag = max(float(np.max(np.diag(S))), 0.0) + lam
+    if x is not None:
+        # |x|' |Sigma| |x| + lam ||x||_1^2 over the support of x only
+        nz = np.flatnonzero(x)
+        a = np.abs(x[nz])
+        terms = 2 * nz.size + 1
+        size = float(a @ np.abs(S[np.ix_(nz, nz)]) @ a) + lam * float(a.sum()) ** 2
+    else:
+        absZ = np.abs(Z)
+        terms = int(np.count_nonzero(Z)) + 1
+        size = float(np.vdot(np.abs(S), absZ)) + lam * float(absZ.sum())
     gamma = terms * EPS / max(1.0 - terms * EPS, 0.5)
-    absZ = np.abs(Z)
-    size = float(np.vdot(np.abs(S), absZ)) + abs(float(lam)) * float(absZ.sum())
     return 2.0 * EPS * n * mag, 2.0 * gamma * size
 
 
