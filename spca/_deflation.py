@@ -622,8 +622,9 @@ def sparse_components(
         Loadings of largest variance on the support: the leading eigenvector
         of ``Sigma_t`` restricted to it (Moghaddam et al.'s "variational
         renormalisation"). With a ``cardinality`` the support is the one of
-        exactly ``k`` features that :func:`dspca_cardinality` returns (the
-        relaxation's, or built from it and improved by swaps). With
+        ``k`` features that :func:`dspca_cardinality` returns (the
+        relaxation's, or built from it and improved by swaps; fewer only
+        when the best variance found needs fewer nonzeros). With
         ``False`` the component is the relaxation's own answer at ``lam``:
         its support and the solver's loadings
         (:attr:`DSPCAResult.loadings`, which the ``l1`` penalty shrinks

@@ -69,8 +69,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         earlier loadings annihilated), orthogonalized projection, or removal
         of the features already used (disjoint supports).
     refit : bool, default=True
-        Loadings of largest variance on each selected support, with exactly
-        ``cardinality`` features (see :func:`spca.sparse_components`);
+        Loadings of largest variance on each selected support, with
+        ``cardinality`` features (fewer only when the best variance found
+        needs fewer nonzeros; see :func:`spca.sparse_components`);
         ``False`` keeps the relaxation's own support and loadings.
     center : bool, default=True
         Subtract the column means (implicitly: sparse ``X`` is never densified).
