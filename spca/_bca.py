@@ -1152,6 +1152,7 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
     gaps: list[float] = []
     checks: list[tuple[int, float]] = []  # (sweep, gap) of every check, for give_up
     last_support = None  # rank-one support of the last check, for purge
+    refine_work = 0.0  # of the support refinements, in sweep equivalents
     for sweep in range(1, max_sweeps + 1):
         H = _inverse(X) if opts.qp_finish else no_inverse
         trace, passes, exact = _bca_fast.bca_sweep(
@@ -1188,8 +1189,11 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
             # beta usually certify sooner (a 16-feature refinement cost
             # 150-300 ms on the log1p NYT-sample topics, two more sweeps 2-5 ms).
             final = stalled or beta_k <= beta_min
+            evaluations: list[tuple[int, int]] = []
             new = certify(S, lam_n, X, M, refine=True, tol=tol,
-                          max_refine=MAX_REFINE_SUPPORT if final else m // 2)
+                          max_refine=MAX_REFINE_SUPPORT if final else m // 2,
+                          evaluations=evaluations)
+            refine_work += sum(REFINE_EVAL_WORK * n_eval * k / m for k, n_eval in evaluations)
             gaps.clear()
             # A refinement that does not halve the gap waits twice as many
             # checks as the last one before the next try: an optimum of rank
@@ -1241,7 +1245,7 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
             # counted in sweep equivalents. The solve ends when they certify
             # or use up that work; if they lose the race, the sweeps go on
             # without them.
-            done = sweep + CHECK_WORK * n_checks
+            done = sweep + CHECK_WORK * n_checks + refine_work
             per_sweep = done / sweep
             horizon = (POLISH_SHARE * done if sweep == max_sweeps
                        else POLISH_HORIZON * done + per_sweep * (max_sweeps - sweep))
@@ -1311,8 +1315,10 @@ POLISH_BEHIND = 10.0
 POLISH_HORIZON = 3.0
 # Extend once when tol is within a quarter horizon (Gaussian n = 80 at 0.25 x).
 POLISH_EXTEND = 0.25
-# A certificate check costs about one sweep (units.py: 0.5-2 over m = 60-500).
+# A certificate check costs about one sweep (measured 0.4-3.5 over m = 60-500).
 CHECK_WORK = 1.0
+# A support refinement's evaluation on k features: 0.25 k / m sweeps (k = 14-29, m = 80).
+REFINE_EVAL_WORK = 0.25
 
 
 @dataclass

@@ -209,3 +209,27 @@ def test_bad_time_limit_is_refused(bad, error, match):
     Sigma, lam = _polish_case()
     with pytest.raises(error, match=match):
         spca.dspca_bca(Sigma, lam, time_limit=bad)
+
+
+def test_support_refinements_report_their_work():
+    from spca._certificate import barrier_matrix, refine_on_support
+
+    Sigma, lam = _polish_case()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(Sigma, lam, max_sweeps=30, working_set=False)
+    scale = float(np.diag(Sigma).max())
+    S, lam_n = Sigma / scale, lam / scale
+    base = barrier_matrix(S, lam_n, res._dual_columns)
+    support = np.sort(np.argsort(-np.diag(res.X))[:12])
+    runs = []
+    for _ in range(2):
+        evaluations = []
+        lower, Z, upper = refine_on_support(S, lam_n, support, base, max_iter=20,
+                                            evaluations=evaluations)
+        runs.append(evaluations)
+        assert lower <= upper
+    # each smoothing stage reports (|S|, its function evaluations), the same
+    # count every run: the refinement's work is charged by evaluations
+    assert runs[0] == runs[1]
+    assert runs[0] and all(k == 12 and n > 0 for k, n in runs[0])
