@@ -192,12 +192,12 @@ class DSPCAResult:
         # n_sweeps counts the iterations of dspca_first_order
         steps = "iterations" if self.primal == "first-order" else "sweeps"
         return (
-            f"DSPCAResult({status}, status={self.status}, objective={self.objective:.6g}, "
+            f"DSPCAResult({status}, objective={self.objective:.6g}, "
             f"upper_bound={self.upper_bound:.6g}, gap={self.gap:.2e} (tol={self.tol:g}), "
             f"lam={self.lam:g}, support={support}, "
             f"explained_variance={self.explained_variance:.6g}, "
             f"reduced_size={self.reduced_size}/{self.n_features}, {steps}={self.n_sweeps}, "
-            f"time={self.timings.get('total', 0.0):.3g}s)"
+            f"time={self.timings.get('total', 0.0):.3g}s, status={self.status})"
         )
 
 
