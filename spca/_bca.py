@@ -1164,10 +1164,9 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
         t1 = stopwatch()
         out_of_time = opts.out_of_time
         # Certify on a geometric schedule (sweeps 1-6, 8, 10, 12, 15, 19, 24,
-        # ...: about 10 certificates per decade) and at the last sweep. A
-        # certificate costs about as much as a sweep at n = 1,000 and twice
-        # as much at n = 60; the earlier schedule (every one of the first 20
-        # sweeps) made certificates half the time of standardised digits.
+        # ...: about 10 certificates per decade), at the last sweep and when
+        # the caller's time limit has passed. A certificate costs about as
+        # much as a sweep at n = 1,000 and twice as much at n = 60.
         if sweep < next_check and sweep < max_sweeps and not out_of_time:
             continue
         next_check = max(sweep + 1, round(1.25 * sweep))
