@@ -181,9 +181,9 @@ def test_time_limit_ends_the_working_sets(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         res = spca.dspca_bca(Sigma, lam, working_set=True, time_limit=3.5, tol=1e-9)
-    assert res.status in ("time_limit", "optimal")
-    if res.status == "time_limit":
-        assert res.n_sweeps < 20
+    # a few working-set sweeps (each W sweep counts |W| / m of a sweep),
+    # then the whole block certified once from the iterate reached
+    assert res.status == "time_limit" and res.n_sweeps < 20
     assert res.objective <= res.upper_bound * (1 + 1e-12)
     assert res.objective == pytest.approx(dspca_objective(Sigma, res.Z, lam), rel=1e-9)
 
