@@ -41,36 +41,38 @@ eigensolver's rounding margin) is an upper bound.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
 
 from ._certificate import BestBounds
-from ._proximal import _simplex
+from ._proximal import BOUND_WORK, WorkMeter, _simplex
 
-# Start value of rho in the solver's units (largest variance 1).  The
-# balanced value settled at 16-32 on the Gaussian n = 500 problem from 1
-# and from 10 alike.
+# Start of rho (largest variance 1): it settled at 16-32 on Gaussian n = 500 from 1 or 10.
 RHO_START = 10.0
-# Every CHECK_EVERY iterations: the bounds are evaluated and rho is doubled
-# (halved) when the primal residual exceeds the dual one by more than
-# BALANCE (or the reverse).  Measured on the Gaussian n = 500 problem from a
-# cold start, 1,500 iterations: gap 1.7e-5 with BALANCE = 2, 4.5e-5 with 3,
-# 5.6e-4 with 10.
+# Bounds and the rho rebalance every 10 iterations.
 CHECK_EVERY = 10
+# Rebalance at residuals 2x apart (n = 500, 1,500 iterations: gap 1.7e-5; 10: 5.6e-4).
 BALANCE = 2.0
+# Cost model (spca/_proximal.py): a divide-and-conquer eigendecomposition, 0.09-0.41 sweeps.
+ITERATION_WORK = 0.2
+# ... plus this times r / m for rebuilding Z (2 m^2 r flops).
+RANK_WORK = 0.2
 
 
 @dataclass
 class ADMMState:
-    """Where the iterations stand: ``Y`` and the scaled multiplier ``W``."""
+    """Where the iterations stand: ``Y``, the scaled multiplier ``W``, the
+    penalty ``rho``, the iterations ``k`` and the work done in all (sweep
+    equivalents)."""
 
     Y: np.ndarray
     W: np.ndarray
     rho: float
     k: int = 0
+    work: float = 0.0
 
 
 def _project(A: np.ndarray) -> tuple[np.ndarray, int]:
@@ -85,20 +87,22 @@ def _project(A: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
-              seconds: float, lower: float = -np.inf, tol: float = 0.0,
+              work: float, lower: float = -np.inf, tol: float = 0.0,
               state: ADMMState | None = None, max_iter: int = 1_000_000,
-              verbose: bool = False
+              time_limit: Any = None, verbose: bool = False
               ) -> tuple[float, np.ndarray | None, float, np.ndarray | None, ADMMState]:
     """Better bounds on ``phi`` from a primal ``Z0`` and a box dual ``U0``.
 
     Runs the iterations of the module docstring from ``Y = Z0`` and
     ``W = -U0 / rho`` (``U0`` clipped to the box), or from ``state`` (the
-    previous call's, which then replaces them), for at most ``seconds``
-    (checked every iteration), ``max_iter`` iterations, or until the relative
-    gap between the best upper bound and ``max(lower, best primal value)`` is
-    within ``tol``.  ``Z0`` must be PSD with trace one; neither it nor ``U0``
-    is modified.  Bounds are evaluated every ``CHECK_EVERY`` iterations and at
-    the last one.
+    previous call's, which then replaces them), for at most ``work`` sweep
+    equivalents of work (see the cost model above; checked every iteration),
+    ``max_iter`` iterations or until the caller's ``time_limit`` (a
+    :class:`spca._limits.TimeLimit`, checked every iteration) has passed, or
+    until the relative gap between the best upper bound and
+    ``max(lower, best primal value)`` is within ``tol``.  ``Z0`` must be PSD
+    with trace one; neither it nor ``U0`` is modified.  Bounds are evaluated
+    every ``CHECK_EVERY`` iterations and at the last one.
 
     Returns ``(upper, D, value, Z, state)`` as ``proximal_dual`` does: the
     best upper bound of this call and its matrix ``D = Sigma + U``
@@ -106,12 +110,13 @@ def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
     evaluated), the best primal value with its feasible ``Z`` (``-inf`` and
     ``None`` likewise), and the state to resume from.
     """
-    deadline = time.perf_counter() + seconds
     if state is None:
         rho = RHO_START
         U = np.clip(0.5 * (U0 + U0.T), -lam, lam)
         state = ADMMState(Y=np.array(Z0, dtype=np.float64), W=-U / rho, rho=rho)
     Y, W, rho, k = state.Y, state.W, state.rho, state.k
+    m = Sigma.shape[0]
+    meter = WorkMeter(state.work + work, time_limit, done=state.work)
     best = BestBounds()
     for it in range(max_iter):
         Z, rank = _project(Y - W + Sigma / rho)
@@ -120,10 +125,12 @@ def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
         Y = np.sign(A) * np.maximum(np.abs(A) - lam / rho, 0.0)
         W = A - Y
         k += 1
-        out_of_time = time.perf_counter() > deadline
+        meter.add(ITERATION_WORK + RANK_WORK * rank / m)
+        out_of_time = meter.exhausted()
         if k % CHECK_EVERY and not out_of_time and it < max_iter - 1:
             continue
         ub, value = best.update(Sigma, lam, Sigma + np.clip(-rho * W, -lam, lam), Z)
+        meter.add(BOUND_WORK)
         gap = best.gap(lower)
         primal = float(np.linalg.norm(Z - Y))
         dual = rho * float(np.linalg.norm(Y - Y_old))
@@ -139,4 +146,4 @@ def admm_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
         elif dual > BALANCE * primal:
             rho /= 2.0
             W = W * 2.0
-    return best.upper, best.D, best.value, best.Z, ADMMState(Y, W, rho, k)
+    return best.upper, best.D, best.value, best.Z, ADMMState(Y, W, rho, k, meter.done)

@@ -36,6 +36,13 @@ from ._certificate import (
     relative_gap,
     with_margin,
 )
+from ._limits import (
+    STATUS_OPTIMAL,
+    STATUS_TIME_LIMIT,
+    STATUS_WORK_LIMIT,
+    TimeLimit,
+    check_time_limit,
+)
 from ._proximal import proximal_dual
 from ._screening import safe_feature_elimination
 from ._validation import (
@@ -63,6 +70,13 @@ class EmptyProblemWarning(UserWarning):
     """Every feature was eliminated: the result is the empty component."""
 
 
+def stopwatch() -> float:
+    """Seconds for the ``timings`` of a result: a measurement, never read by
+    a decision of the solver (those count work; only the caller's
+    ``time_limit`` reads a clock, through :mod:`spca._limits`)."""
+    return time.perf_counter()
+
+
 @dataclass(frozen=True, repr=False)
 class DSPCAResult:
     """Solution of the DSPCA relaxation with its certificate.
@@ -87,12 +101,18 @@ class DSPCAResult:
         ``(upper_bound - objective) / upper_bound``.
     converged : bool
         ``gap <= tol``.
+    status : {"optimal", "time_limit", "work_limit"}
+        Why the solve ended: ``"optimal"`` when ``gap <= tol``,
+        ``"time_limit"`` when the caller's ``time_limit`` ended it,
+        ``"work_limit"`` when it used up its sweeps (``max_sweeps``, or the
+        polish's share of them) first.  The bounds are valid whatever the
+        status.
     loadings : ndarray of shape (n_features,)
         Unit-norm leading eigenvector of ``Z``, zero outside ``support``, with
         its largest-magnitude entry positive.
     support : ndarray of int
-        Indices of the nonzero entries of ``loadings`` (see Notes of
-        :func:`dspca_bca` for the rule).
+        Indices of the nonzero entries of ``loadings`` (the rule is in
+        :doc:`/user_guide/algorithm`).
     explained_variance : float
         ``loadings' Sigma loadings``.
     kept : ndarray of int
@@ -102,8 +122,8 @@ class DSPCAResult:
         Features removed by Theorem 1.
     n_blocks, n_blocks_solved : int
         Number of connected components of the graph ``|Sigma_ij| > lam`` on the
-        features solved over, and how many of them had to be solved (see Notes
-        of :func:`dspca_bca`).
+        features solved over, and how many of them had to be solved (see
+        :doc:`/user_guide/elimination`).
     """
 
     Z_reduced: NDArray[np.float64]
@@ -130,6 +150,12 @@ class DSPCAResult:
     _dual_columns: NDArray[np.float64] | None = field(default=None, compare=False)
     n_blocks: int = 1
     n_blocks_solved: int = 1
+    status: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is None:
+            status = STATUS_OPTIMAL if self.converged else STATUS_WORK_LIMIT
+            object.__setattr__(self, "status", status)
 
     @property
     def reduced_size(self) -> int:
@@ -172,27 +198,20 @@ class DSPCAResult:
             f"lam={self.lam:g}, support={support}, "
             f"explained_variance={self.explained_variance:.6g}, "
             f"reduced_size={self.reduced_size}/{self.n_features}, {steps}={self.n_sweeps}, "
-            f"time={self.timings.get('total', 0.0):.3g}s)"
+            f"time={self.timings.get('total', 0.0):.3g}s, status={self.status})"
         )
 
 
-# Relative accuracy of the first barrier problem: beta starts at
-# BETA_START * phi0^2 / n and is lowered tenfold at a time (see dspca_bca).
+# Constants of the stages, each with the measurement that chose it; the
+# algorithm and the measurements are in docs/user_guide/algorithm.rst.
+
+# First beta = BETA_START * phi0^2 / n (loose first stage; lowered tenfold).
 BETA_START = 1e-3
-# Largest active set the exact box-QP finish handles (per column update).
+# Exact box-QP finish up to 128 active coordinates (coordinate descent above).
 MAX_ACTIVE = 128
 
 
-# The solver runs with single-threaded BLAS at every size. A sweep is a
-# sequence of level-1/2 calls (axpy, gemv, ger) on vectors of n entries, which
-# threads slow down: on the project's 2-core machine (shared with other jobs)
-# 150 column updates took 7.5 s with one thread and 20.5 s with two at
-# n = 2,000 (8.2 s and 20.7 s at n = 2,100), and the one inverse per sweep
-# 2.7 s against 15.1 s. The level-3 calls (one inverse per sweep, the
-# certificate's eigensolver) are a few percent of a sweep, so what threads
-# could gain there is small next to what oversubscription loses; the earlier
-# rule (threads above 2,048 features) made one sweep 8 times slower at
-# n = 2,100 than at 2,000.
+# One BLAS thread at every size (n = 2,000: 150 column updates 7.5 s, 20.5 s on two).
 _controller: Any = None
 
 
@@ -200,7 +219,7 @@ def _blas_threads(m: int) -> contextlib.AbstractContextManager:
     """Context limiting BLAS to one thread while the solver runs (threadpoolctl).
 
     ``m`` (the problem size) is unused: the limit applies at every size (see
-    the measurements above)."""
+    docs/user_guide/algorithm.rst, "Threads")."""
     global _controller
     if _controller is None:
         from threadpoolctl import ThreadpoolController
@@ -240,9 +259,7 @@ def _inverse(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(inv)
 
 
-# Diagonal of a feature new to a warm start, relative to the cold start's
-# (0.1: fewer sweeps than 1e-3 and 1 over the NYT sample's topics and random
-# cardinality searches).
+# New warm-start features start at 0.1 x the cold diagonal (fewer sweeps than 1e-3 or 1).
 NEW_DIAG = 0.1
 
 
@@ -303,6 +320,59 @@ def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
     return np.ascontiguousarray(X), np.ascontiguousarray(M)
 
 
+class _Deadline:
+    """The caller's time limit (seconds, a :class:`~spca._limits.TimeLimit`
+    or ``None``), remembering once it has passed (so that the result can say
+    the limit ended the solve).  Without a limit the clock is never read."""
+
+    __slots__ = ("limit", "hit")
+
+    def __init__(self, limit: TimeLimit | float | None = None) -> None:
+        if limit is None:
+            limit = TimeLimit(None, start=0.0)  # no limit: no clock reading at all
+        self.limit = TimeLimit.coerce(limit)
+        self.hit = False
+
+    def expired(self) -> bool:
+        if not self.hit and self.limit.expired():
+            self.hit = True
+        return self.hit
+
+
+@dataclass(frozen=True)
+class _SolveOptions:
+    """The solver's options, validated once by the entry points and passed
+    down the stages (block split, working sets, sweeps, polish).
+
+    ``polish``: a solve whose sweeps stall from ``POLISH_MIN_SWEEPS`` on
+    switches to the polish's iterations (see :func:`_sweeps`); ``purge``:
+    the sweeps continue from a working-set iterate (see ``PURGE_CAP``);
+    ``scale``: the largest variance, by which the solver's units were
+    divided (for the bounds it prints and records); ``deadline``: the
+    caller's time limit, the one clock a decision may read.
+    """
+
+    tol: float = 1e-6
+    max_sweeps: int = 500
+    max_qp_passes: int = 5
+    qp_tol: float = 1e-3
+    qp_finish: bool = True
+    beta: float | None = None
+    working_set: bool | None = None
+    refine: bool = True
+    give_up: bool = False
+    polish: bool = False
+    purge: bool = False
+    verbose: bool = False
+    scale: float = 1.0
+    deadline: _Deadline = field(default_factory=_Deadline, compare=False)
+
+    @property
+    def out_of_time(self) -> bool:
+        """Whether the caller's time limit has passed (no clock without one)."""
+        return self.deadline.expired()
+
+
 def dspca_bca(
     Sigma: ArrayLike,
     lam: float,
@@ -316,6 +386,7 @@ def dspca_bca(
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
     working_set: bool | None = None,
+    time_limit: float | None = None,
     verbose: bool = False,
 ) -> DSPCAResult:
     r"""Sparse PCA by the DSPCA relaxation, solved by block coordinate ascent.
@@ -358,7 +429,8 @@ def dspca_bca(
         Target relative duality gap ``(upper_bound - objective) / upper_bound``,
         in ``[1e-12, 1)``.
     max_sweeps : int, default=500
-        Maximum number of sweeps over all columns.
+        Maximum number of sweeps over all columns.  It also bounds the
+        polish, whose work is counted in sweeps (see the user guide).
     eliminate : bool, default=True
         Apply Theorem 1 first and solve the relaxation on the features with
         ``Sigma_ii > lam`` only (the paper's method). With ``False`` the
@@ -384,16 +456,26 @@ def dspca_bca(
         paper; its dual variables are then too inexact for a tight barrier
         bound and the certificate relies on the rank-one construction.
     working_set : bool or None, default=None
-        Solve a connected block by working sets (see Notes): ``None`` does so
-        for blocks of at least 400 features, ``True`` for every block of two
-        or more, ``False`` never. The certificate is the same either way.
+        Solve a connected block by working sets (see the user guide): ``None``
+        does so for blocks of at least 400 features, ``True`` for every block
+        of two or more, ``False`` never. The certificate is the same either
+        way.
+    time_limit : float, optional
+        Seconds after which the solve stops with the best bounds so far
+        (``status == "time_limit"``), checked after every sweep and inside
+        the polish iterations.  ``None`` (the default): no limit, and the
+        result does not depend on the machine's speed or load.
     verbose : bool, default=False
         Print the bounds after every sweep (and every working-set round).
 
     Returns
     -------
     result : DSPCAResult
-        See :class:`DSPCAResult`.
+        The primal ``Z``, its ``objective``, the certified ``upper_bound``
+        and ``gap``, ``status`` (``"optimal"``, ``"time_limit"`` or
+        ``"work_limit"``), the ``loadings`` and their ``support``, the
+        features ``kept`` by elimination, and ``X`` for warm starts; see
+        :class:`DSPCAResult`.
 
     Raises
     ------
@@ -403,8 +485,9 @@ def dspca_bca(
         solved over, or has its largest variance outside ``[1e-290, 1e150]``
         (rescale ``Sigma`` and ``lam`` together); if ``lam < 0``, ``beta`` is
         below ``1e-20`` times the squared largest variance, ``tol`` is outside
-        ``[1e-12, 1)`` or ``X0`` is not positive semidefinite (or not positive
-        definite on the features solved over).
+        ``[1e-12, 1)``, ``time_limit`` is not a number of seconds ``> 0``, or
+        ``X0`` is not positive semidefinite (or not positive definite on the
+        features solved over).
     TypeError
         If an argument has the wrong type (e.g. a string or complex matrix,
         or a bool option that is not ``True`` or ``False``).
@@ -412,7 +495,10 @@ def dspca_bca(
     Warns
     -----
     ConvergenceWarning
-        When ``max_sweeps`` is reached with ``gap > tol``.
+        When the solve ends with ``gap > tol``: ``max_sweeps`` was reached
+        (``status == "work_limit"``; raise ``max_sweeps`` or ``tol``) or
+        ``time_limit`` ended it (``status == "time_limit"``; the message says
+        so).  The bounds hold either way.
     EmptyProblemWarning
         When no feature has ``Sigma_ii > lam``: the result has an empty support,
         ``Z = 0`` and objective 0 (the value of the penalised cardinality
@@ -422,106 +508,17 @@ def dspca_bca(
 
     Notes
     -----
-    *Certificate.* After every sweep the solver reads off the leading
-    eigenvector ``v`` of ``Z = X / Tr X``, polishes the supports
-    ``{i : |v_i| >= theta max|v|}`` into rank-one solutions ``x x'`` (the best
-    ``x`` for a fixed support and sign pattern is a leading eigenvector of
-    ``Sigma_SS - lam sign(x_S) sign(x_S)'``), and keeps the better of that and
-    ``X / Tr X`` as ``Z``. The upper bound is the smaller of two dual-feasible
-    constructions: the box-QP solutions of the sweep (which tend to the exact
-    dual as ``beta -> 0``), and the rank-one certificate of d'Aspremont, Bach &
-    El Ghaoui (2008) built around ``x``. The second is tight to rounding error
-    when the optimum is rank one, which is the usual case. When a barrier
-    stage is solved and the gap is still above ``tol``, the relaxation
-    restricted to the features carrying ``Z``'s weight (at most 40, and at
-    most half the problem while beta can still be lowered) is solved by
-    smoothing its dual, which gives primal and dual points for optima of any
-    rank ("support refinement"); this is also tried when the gap has not
-    halved over the last five checks. A refinement that does not halve the
-    gap doubles the number of checks before the next one.
-
-    *Polish.* From sweep 50 on, once the rate of the gap over the second
-    half of the sweeps says ``tol`` cannot be reached within ``max_sweeps``
-    (or at the last sweep), the solver switches to first-order iterations
-    from its iterate whose primal and dual points are both bounds: proximal
-    point iterations (``spca/_proximal.py``; each inner problem is solved
-    over the box of ``U`` by a projected semismooth Newton method; reported
-    as ``"proximal point"``) and alternating direction (ADMM) iterations on
-    the splitting ``Z = Y`` (``spca/_admm.py``; ``"alternating
-    directions"``). They take turns, each resumed where it stopped, in
-    slices that start at half the sweeps' time so far and double. A method
-    drops out when the rate of its last slice would not reach ``tol`` sooner
-    than the sweeps' rate, or when its own gap is ten times the other's and
-    its last slice was the slower. The polish takes at most three times the time
-    spent so far plus the time the remaining sweeps would take (half the
-    time spent, at the last sweep), not counting the methods that dropped
-    out; when that time is used up and the fastest method's last rate says
-    ``tol`` is at most a quarter of it away, that method goes on alone, once,
-    for twice the time its rate asks. The solve ends when the best bounds of
-    both certify the gap or that time is used up; if both drop out, the
-    sweeps go on without them. This
-    certifies optima of rank above one that the sweeps alone do not: the
-    rank-3 Gaussian problem of 60 features at a tenth of the largest
-    off-diagonal entry in under a second (gap 6.2e-4 after 500 sweeps and
-    6.5 s without it), and the Gaussian problem of 500 features at a quarter
-    of it (optimum of rank about 245) in about 95 s (gap 1.7e-3 after 500
-    sweeps and 60 s without it). On
-    optima that are not strictly complementary (the rank-2 correlation
-    problem of the README) they tighten the gap without always reaching
-    ``tol``. The bounds reported are the best lower and upper bounds over
-    all checks (each is valid on its own).
-
-    *Stopping rule.* The gap is checked after sweeps 1 to 6 and then on a
-    geometric schedule (8, 10, 12, 15, 19, 24, ...: about ten checks per
-    decade of sweeps) and after the last sweep; the solver stops at the first
-    check with ``gap <= tol`` or after ``max_sweeps`` sweeps.
-
-    *Working sets.* On a connected block of ``m`` features (at least 400 by
-    default) the sweeps run over a working set ``W`` of features only: 64 to
-    start with (the largest entries of the leading eigenvector of the
-    soft-thresholded ``Sigma`` when 90% of its squared norm lies on 64
-    features, otherwise those with the largest soft-thresholded rows
-    ``sum_j max(|Sigma_ij| - lam, 0)``; plus the heaviest of a warm start),
-    solved to a gap of ``1e-3`` at first. The solution is certified on the
-    whole block with a dual-feasible ``Sigma + U`` that is the ``W`` solve's
-    dual on ``W x W``, ``Sigma - clip(Sigma, -lam, lam)`` elsewhere, and the
-    rank-one construction around the ``W`` solution's ``x``; its largest
-    eigenvalue is found by Lanczos and, once within ``tol`` of the primal
-    value, bounded rigorously by a Cholesky factorisation of a shifted
-    matrix. Otherwise ``W`` grows by half its size, by the features carrying
-    most of the Lanczos vector outside ``W``, and the solve is repeated,
-    warm-started (more accurately once the dual outside ``W`` is good
-    enough). A sweep over ``W`` counts as ``|W| / m`` sweeps. When ``W``
-    would exceed three quarters of the block, the whole block is solved,
-    warm-started from the iterate reached and without the exact box-QP
-    finish, which costs more than it saves there (from the start, with the
-    finish, if the last ``W`` solve did not reach its gap). From a ``W``
-    iterate, once two checks in a row find the same rank-one support, the
-    rows and columns of ``X`` outside it are set to zero with their diagonal
-    capped at 1% of the largest (``X`` stays positive definite); they would
-    otherwise decay by about 0.8 per sweep, holding back the dual rows the
-    certificate needs. A ``W`` solve that does not reach its gap within 100
-    sweeps (an optimum of high rank) hands the whole block over too, from
-    the start, unless the whole block's gap is over ten times the ``W`` gap:
-    ``W`` then lacks features of the support and grows as usual, the
-    stalled ``W`` solves costing at most 20 whole-block sweeps (in flops) in
-    all.
-
-    *Threads.* The solver runs with single-threaded BLAS (the sweeps are
-    level-1 and level-2 calls on vectors of ``m`` entries, which threads only
-    slow down); the caller's thread settings are restored on return.
-
-    *Support rule.* ``support`` is the set of nonzero entries of the polished
-    ``x`` when it is returned (``primal == "rank-one polish"``); otherwise
-    (``"barrier"``, ``"support refinement"``, ``"proximal point"`` or
-    ``"alternating directions"``) the
-    entries of ``Z``'s leading eigenvector with ``|v_i| >= 1e-3 max|v|``.
-
-    *Elimination.* Theorem 1 is exact for the cardinality problem
-    ``max x' Sigma x - lam ||x||_0`` but not for the relaxation: the relaxation
-    on all features can put small weight on features with ``Sigma_ii <= lam``
-    and have a slightly larger value. With ``eliminate=True`` all bounds refer
-    to the reduced problem.
+    The same input gives the same result on a quiet or a loaded machine
+    (with the same BLAS; the solver runs BLAS on one thread): every decision
+    inside the solver counts work -- sweeps and the iterations of the polish
+    -- and only ``time_limit`` reads a clock.  To steer a solve: ``tol`` and
+    ``max_sweeps`` bound the accuracy and the work, ``time_limit`` the time,
+    ``X0`` warm-starts from a nearby ``lam``, and ``eliminate`` and
+    ``working_set`` choose how the problem is reduced.  With
+    ``eliminate=True`` all bounds refer to the reduced problem (Theorem 1
+    is exact for the cardinality problem, not for the relaxation).  How the
+    sweeps, the stopping rule, the certificate, the polish, the working sets
+    and the support rule work is described in :doc:`/user_guide/algorithm`.
 
     References
     ----------
@@ -541,20 +538,23 @@ def dspca_bca(
     >>> bool(res.converged), res.gap <= 1e-6
     (True, True)
     """
-    t_start = time.perf_counter()
+    t_start = stopwatch()
     lam = check_lam(lam)
-    tol = check_tol(tol)
-    max_sweeps = check_int(max_sweeps, "max_sweeps")
-    max_qp_passes = check_int(max_qp_passes, "max_qp_passes")
-    qp_tol = check_positive(qp_tol, "qp_tol")
-    qp_finish = check_bool(qp_finish, "qp_finish")
-    verbose = check_bool(verbose, "verbose")
+    seconds = check_time_limit(time_limit)
     if beta is not None:
         beta = check_positive(beta, "beta")
     if working_set is not None and not isinstance(working_set, bool | np.bool_):
         raise TypeError(f"working_set must be True, False or None, got {working_set!r}")
+    opts = _SolveOptions(
+        tol=check_tol(tol), max_sweeps=check_int(max_sweeps, "max_sweeps"),
+        max_qp_passes=check_int(max_qp_passes, "max_qp_passes"),
+        qp_tol=check_positive(qp_tol, "qp_tol"), qp_finish=check_bool(qp_finish, "qp_finish"),
+        beta=beta, working_set=None if working_set is None else bool(working_set),
+        polish=True, verbose=check_bool(verbose, "verbose"),
+        deadline=_Deadline(seconds))
+    tol = opts.tol
     S_in, n, kept = _screen(Sigma, lam, eliminate)
-    t_elim = time.perf_counter()
+    t_elim = stopwatch()
     if X0 is not None:
         check_start(X0, n)
     if kept.size == 0:
@@ -569,16 +569,16 @@ def dspca_bca(
             )
 
     with _blas_threads(kept.size):
-        return _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
-                      qp_finish, verbose, bool(eliminate), t_start, t_elim,
-                      working_set=working_set)
+        return _solve(S_in, kept, n, lam, X0, opts, eliminate=bool(eliminate),
+                      started=(t_start, t_elim))
 
 
 def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int,
                       X0: Any, max_qp_passes: int, qp_tol: float, qp_finish: bool,
                       verbose: bool = False,
                       working_set: bool | None = None, refine: bool = True,
-                      give_up: bool = False) -> DSPCAResult:
+                      give_up: bool = False,
+                      time_limit: TimeLimit | float | None = None) -> DSPCAResult:
     """:func:`dspca_bca` on a block that its caller has already validated.
 
     For the inner solves of the cardinality search: ``B`` must be a
@@ -592,14 +592,19 @@ def _dspca_bca_checked(B: np.ndarray, lam: float, *, tol: float, max_sweeps: int
     the sweeps early once the gap's recent rate of decrease shows that
     ``tol`` cannot be reached within ``max_sweeps`` (see ``GIVE_UP_MIN``);
     the result is then reported not converged, as it would have been.
+    ``time_limit``: seconds, or a :class:`~spca._limits.TimeLimit` shared
+    with the caller's other solves.
     """
-    t_start = time.perf_counter()
+    t_start = stopwatch()
     n = B.shape[0]
     kept = np.arange(n, dtype=np.intp)
+    opts = _SolveOptions(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
+                         qp_tol=qp_tol, qp_finish=qp_finish, working_set=working_set,
+                         refine=refine, give_up=give_up, polish=refine and not give_up,
+                         verbose=verbose, deadline=_Deadline(time_limit))
     with _blas_threads(n):
-        return _solve(B, kept, n, lam, tol, X0, None, max_sweeps, max_qp_passes, qp_tol,
-                      qp_finish, verbose, True, t_start, t_start, checked=True,
-                      working_set=working_set, refine=refine, give_up=give_up)
+        return _solve(B, kept, n, lam, X0, opts, eliminate=True, started=(t_start, t_start),
+                      checked=True)
 
 
 def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarray]:
@@ -630,15 +635,18 @@ def _screen(Sigma: Any, lam: float, eliminate: Any) -> tuple[Any, int, np.ndarra
     return S_in, n, kept
 
 
-def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol, qp_finish,
-           verbose, eliminate, t_start, t_elim, checked=False, working_set=None,
-           refine=True, give_up=False) -> DSPCAResult:
+def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _SolveOptions, *,
+           eliminate: bool, started: tuple[float, float], checked: bool = False
+           ) -> DSPCAResult:
     """dspca_bca after validation and elimination (kept is not empty).
 
-    ``checked``: ``S_in`` is already the symmetric, finite, PSD float64 block
-    over ``kept`` and ``X0`` an iterate of this package (see
-    :func:`_dspca_bca_checked`).
+    ``started``: the stopwatch readings at the call and after elimination
+    (for the result's timings only).  ``checked``: ``S_in`` is already the
+    symmetric, finite, PSD float64 block over ``kept`` and ``X0`` an
+    iterate of this package (see :func:`_dspca_bca_checked`).
     """
+    t_start, t_elim = started
+    tol = opts.tol
     if checked:
         B = S_in
     else:
@@ -668,22 +676,32 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
         cheap = [c for c, keep in zip(cheap, inside, strict=True) if keep]
         blocks = [position[b] for b, keep in zip(blocks, inside, strict=True) if keep]
     X, M = _start(S, lam_n, phi0, X0, kept, scale, checked)
-    t_setup = time.perf_counter()
+    t_setup = stopwatch()
     history: list[tuple[int, float, float, float]] = []
-    options = dict(tol=tol, max_sweeps=max_sweeps, max_qp_passes=max_qp_passes,
-                   qp_tol=qp_tol, qp_finish=qp_finish, beta=beta, scale=scale,
-                   verbose=verbose, working_set=working_set, refine=refine, give_up=give_up,
-                   polish_dual=refine and not give_up)
+    opts = dataclasses.replace(opts, scale=scale)
     if len(blocks) == 1 and blocks[0].size > 1:
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
-            S, lam_n, X, M, history, **options)
+            S, lam_n, X, M, history, opts)
         n_solved = 1
     else:
         sweep, cert, n_passes, n_exact, t_cert, beta_k, n_solved = _solve_blocks(
-            S, lam_n, X, M, blocks, cheap, history, options)
-    t_end = time.perf_counter()
-    converged = cert.gap <= tol
-    if not converged:
+            S, lam_n, X, M, blocks, cheap, history, opts)
+    t_end = stopwatch()
+    # The reported bracket holds in floating point; the margin is applied
+    # before the status is decided, so that no result says converged=False
+    # without a warning.
+    cert = with_margin(cert, S, lam_n)
+    if cert.gap <= tol:
+        status = STATUS_OPTIMAL
+    elif opts.deadline.hit:
+        status = STATUS_TIME_LIMIT
+        warnings.warn(
+            f"dspca_bca was stopped by its time limit (time_limit="
+            f"{opts.deadline.limit.seconds:g} s) after {sweep} sweeps with relative gap "
+            f"{cert.gap:.3e} > tol = {tol:g}; the bounds are valid; increase time_limit "
+            f"or tol", ConvergenceWarning, stacklevel=3)
+    else:
+        status = STATUS_WORK_LIMIT
         warnings.warn(
             f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
             f"> tol = {tol:g}; increase max_sweeps or tol",
@@ -693,7 +711,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     res = _build_result(
         cert=cert, S=S, scale=scale, X=X, M=M, kept=kept, n=n, lam=lam, tol=tol,
         beta=beta_k * scale**2, eliminate=eliminate, sweeps=sweep,
-        passes=n_passes, history=history,
+        passes=n_passes, history=history, status=status,
         timings={
             "elimination": t_elim - t_start,
             "setup": t_setup - t_elim,
@@ -718,8 +736,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
                                _dual_columns=None)
 
 
-# Restrict a split problem to its relevant blocks only when that removes at
-# least this fraction of the features (the result is embedded back at O(m^2)).
+# Restrict a split problem to its relevant blocks when that drops >= 25% of features.
 RESTRICT_FRACTION = 0.25
 
 
@@ -785,20 +802,15 @@ def _blocks(S: np.ndarray, lam: float) -> list[np.ndarray]:
     return [b.astype(np.intp) for b in np.split(order, cuts)]
 
 
-def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                 qp_finish, beta, scale, verbose, working_set=None, refine=True, give_up=False,
-                 polish_dual=False, purge=False):
+def _solve_block(S, lam_n, X, M, history, opts: _SolveOptions):
     """BCA with beta continuation on one (connected) problem, in place on X and M.
 
-    ``polish_dual``: a solve whose sweeps stall from ``POLISH_MIN_SWEEPS``
+    ``opts.polish``: a solve whose sweeps stall from ``POLISH_MIN_SWEEPS``
     on switches to the polish's iterations (see :func:`_sweeps`); the
     working set's own solves never do."""
     m = S.shape[0]
-    if working_set or (working_set is None and m >= WS_MIN):
-        out = _solve_working_set(
-            S, lam_n, X, M, history, tol=tol, max_sweeps=max_sweeps,
-            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-            scale=scale, verbose=verbose)
+    if opts.working_set or (opts.working_set is None and m >= WS_MIN):
+        out = _solve_working_set(S, lam_n, X, M, history, opts)
         if out[0] is not None:
             return out
         # The working set did not certify: the whole block, warm-started from
@@ -808,59 +820,46 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
         # took 3.6 s instead of 5.6-6.2 s (n = 500) and 3.4 s instead of 6.0-6.2
         # s (deflated, n = 1,000), while from the start it saves sweeps.
         _, used, p, e, tc, warm = out
+        if opts.out_of_time:
+            # the caller's time limit ended the working sets: the whole block
+            # is certified once from the iterate reached (one sweep)
+            rest = dataclasses.replace(opts, max_sweeps=1, working_set=False, polish=False)
+        else:
+            rest = dataclasses.replace(
+                opts, max_sweeps=max(opts.max_sweeps - used, 1),
+                qp_finish=opts.qp_finish and not warm, working_set=False, purge=warm)
         sweep, cert, n_passes, n_exact, t_cert, beta_k = _solve_block(
-            S, lam_n, X, M, history, tol=tol, max_sweeps=max(max_sweeps - used, 1),
-            max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish and not warm,
-            beta=beta, scale=scale, verbose=verbose, working_set=False, refine=refine,
-            give_up=give_up, polish_dual=polish_dual, purge=warm)
+            S, lam_n, X, M, history, rest)
         return sweep + used, cert, n_passes + p, n_exact + e, t_cert + tc, beta_k
     phi0 = float(np.diag(S).max()) - lam_n  # a lower bound on phi
-    if beta is None:
-        beta_min = _default_beta(phi0, m, tol)
+    if opts.beta is None:
+        beta_min = _default_beta(phi0, m, opts.tol)
         beta_k = max(BETA_START * phi0 * phi0 / m, beta_min)
     else:
-        beta_min = beta_k = beta / scale**2
-    work = _bca_fast.Workspace(m, MAX_ACTIVE)
-    max_rounds = 50 if qp_finish else 0
-    return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
-                   max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose,
-                   refine, give_up, polish_dual, purge)
+        beta_min = beta_k = opts.beta / opts.scale**2
+    return _sweeps(S, X, M, lam_n, history, opts, beta_k=beta_k, beta_min=beta_min)
 
 
-# Working sets (see _solve_working_set): used by default on connected blocks
-# of at least WS_MIN features, starting from WS_START features; the working
-# set grows by half its size (at least WS_GROW features) per round and is
-# abandoned for the whole block once it would exceed WS_MAX_FRACTION of it.
+# Working sets (_solve_working_set); see docs/user_guide/algorithm.rst.
+# Blocks of >= 400 features by default (below, whole-block sweeps are as fast).
 WS_MIN = 400
+# First W of 64 features: all supports of ~50 nonzeros rank in the first 58.
 WS_START = 64
+# W grows by half its size, at least 16 features a round.
 WS_GROW = 16
+# Hand over to the whole block once W would pass 3/4 of it.
 WS_MAX_FRACTION = 0.75
-# Accuracy of the Lanczos run that ranks the features of the first W (only
-# the order of the largest entries of its vector matters), and the share of
-# its squared norm the first W must hold for that ranking to be used (see
-# _start_order).
+# Lanczos accuracy of the first ranking (only the order of large entries matters).
 WS_START_TOL = 1e-3
+# Rank by the eigenvector when 90% of it lies on W (95-100% at ~50 nonzeros).
 WS_START_MASS = 0.9
-# Relative gap the first W solves are run to (then a tenth of the whole
-# block's estimated gap, down to tol / 2).
+# Gap of the first W solves (then a tenth of the block's gap, down to tol / 2).
 WS_LOOSE = 1e-3
-# Most sweeps of one W solve. One that does not reach its gap within them
-# ends the working-set phase, unless the whole block's gap (with the dual
-# built around W) is over WS_MISSING times the W gap: W then misses features
-# of the support and grows as usual (on a correlation matrix of 64 samples
-# of 1,000 features at 200 nonzeros, W = 216 stalled at a W gap of 1.7e-3
-# with a whole-block gap near 0.1).
-# After the first stall, the W solves may cost WS_STALL_WORK whole-block
-# sweeps in all, counting a sweep over W as (|W| / m)^3 of one (its flops):
-# where the support is most of the block (the Gaussian n = 500 case above,
-# 474 of 500 features) W solves stall at every size. A W solve cut short by
-# that budget counts as stalled, and once it is spent the whole block is
-# solved from the caller's start; so it is when W outgrows the block right
-# after a stalled solve (on the correlation matrix of 64 samples of 500
-# features at 200 nonzeros, a rank-2 optimum, the stalled W iterate as a
-# start took that solve from 60 s to 105 s, for the same gap).
+# A W solve stalls after 100 sweeps (correlation n = 1,000: W = 216 at gap 1.7e-3).
 WS_MAX_W_SWEEPS = 100
+# A stalled W misses features when the block's gap is 10x its own (0.1 vs 1.7e-3).
 WS_MISSING = 10.0
+# Stalled W solves cost at most 20 whole-block sweeps of flops (Gaussian n = 500).
 WS_STALL_WORK = 20.0
 
 
@@ -903,8 +902,7 @@ def _start_order(soft: np.ndarray, size: int) -> np.ndarray:
     return order
 
 
-def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_tol,
-                       qp_finish, beta, scale, verbose):
+def _solve_working_set(S, lam_n, X, M, history, opts: _SolveOptions):
     """BCA on a working set W of features, certified on the whole block.
 
     Solves the relaxation on ``S_WW`` (warm-started, to ``tol / 2``), then
@@ -931,8 +929,10 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     solves have used ``WS_STALL_WORK``, or when ``W`` outgrows the block
     after a stalled solve (``warm`` false): the caller then solves the whole
     block. A sweep over ``W`` counts as ``|W| / m`` sweeps (the number of
-    columns it updates).
+    columns it updates).  The caller's time limit ends the rounds (``warm``
+    true).
     """
+    tol, max_sweeps, scale = opts.tol, opts.max_sweeps, opts.scale
     m = S.shape[0]
     d = np.diag(S)
     soft = S - np.clip(S, -lam_n, lam_n)
@@ -985,11 +985,11 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         # largest off-diagonal entry the refinements of the first two W
         # took 1.8 s of a 3 s solve for global bounds 0.29-0.47 above
         # their values; the whole block keeps it)
+        w_opts = dataclasses.replace(opts, tol=tol_w, max_sweeps=budget, verbose=False,
+                                     working_set=False, refine=False, give_up=False,
+                                     polish=False, purge=False)
         try:
-            sw, cert_w, p, e, tc, beta_k = _solve_block(
-                SW, lam_n, XW, MW, hist, tol=tol_w, max_sweeps=budget,
-                max_qp_passes=max_qp_passes, qp_tol=qp_tol, qp_finish=qp_finish, beta=beta,
-                scale=scale, verbose=False, working_set=False, refine=False)
+            sw, cert_w, p, e, tc, beta_k = _solve_block(SW, lam_n, XW, MW, hist, w_opts)
         except np.linalg.LinAlgError:
             # the W iterate lost definiteness to rounding (seen on a loose,
             # 5-sweep certificate probe of a 700-word NYT-sample block): the
@@ -1001,10 +1001,12 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         passes, exact, t_cert = passes + p, exact + e, t_cert + tc
         X[ix] = XW
         M[ix] = MW
+        if opts.out_of_time:
+            break  # the caller's time limit: the whole block is certified from here
         stalled = cert_w.gap > tol_w
         if stalled or stall_work > 0.0:
             stall_work += sw * (W.size / m) ** 3
-        t1 = time.perf_counter()
+        t1 = stopwatch()
         # the rank-one primal of the W solve (polished from Z if it has none)
         if cert_w.x is not None:
             xw, lower = cert_w.x, cert_w.lower
@@ -1020,10 +1022,10 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
         upper, y, rigorous = lambda_max_large(D, v0=x if v0 is None else v0, target=target)
         del D
         v0 = y
-        t_cert += time.perf_counter() - t1
+        t_cert += stopwatch() - t1
         best_lower = max(lower, cert_w.lower)
         history.append((sweeps, beta_k * scale**2, best_lower * scale, upper * scale))
-        if verbose:
+        if opts.verbose:
             print(f"working set {W.size:5d}/{m}  sweeps={sweeps:4d}"
                   f"  lower={best_lower * scale:.10g}"
                   f"  upper{'' if rigorous else '~'}={upper * scale:.10g}"
@@ -1066,7 +1068,7 @@ def _solve_working_set(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passe
     return None, sweeps, passes, exact, t_cert, cols > 0 and not restart
 
 
-def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
+def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, opts: _SolveOptions):
     """Solve a problem whose thresholded graph has several components.
 
     Components are taken by decreasing cheap upper bound ``cheap`` (see
@@ -1090,8 +1092,9 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
     for i in order:
         b = blocks[i]
         ix = np.ix_(b, b)
-        if best is not None and cheap[i] <= best[1].lower:
+        if best is not None and (cheap[i] <= best[1].lower or opts.out_of_time):
             # blocks come by decreasing bound: none of the rest needs solving
+            # (or the caller's time limit has passed: their bound stands)
             upper = max(upper, cheap[i])
             break
         solved += 1
@@ -1105,7 +1108,7 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
             Xb = np.ascontiguousarray(X[ix])
             Mb = np.ascontiguousarray(M[ix])
             hist: list[tuple[int, float, float, float]] = []
-            sw, cert, p, e, tc, bk = _solve_block(S[ix], lam_n, Xb, Mb, hist, **options)
+            sw, cert, p, e, tc, bk = _solve_block(S[ix], lam_n, Xb, Mb, hist, opts)
             sweeps, passes, exact, t_cert = sweeps + sw, passes + p, exact + e, t_cert + tc
             Xd[ix] = Xb
             Md[ix] = Mb
@@ -1131,13 +1134,18 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, options):
     return max(sweeps, 1), cert, passes, exact, t_cert, beta_k, solved
 
 
-def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_passes,
-            qp_tol, max_rounds, qp_finish, history, scale, verbose, refine=True, give_up=False,
-            polish_dual=False, purge=False):
-    """The sweep loop of dspca_bca; returns (sweeps, certificate, passes, exact QPs,
-    certificate seconds, final beta).  ``refine=False``: no support refinement.
-    ``polish_dual``: see the polish in the loop."""
-    t_start = time.perf_counter()
+def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
+            beta_min: float):
+    """The sweep loop of dspca_bca from the barrier parameter ``beta_k``
+    (lowered down to ``beta_min``); returns (sweeps, certificate, passes,
+    exact QPs, certificate seconds, final beta).  ``opts.refine=False``: no
+    support refinement.  ``opts.polish``: see the polish in the loop.  The
+    caller's time limit is checked after every sweep: the sweep where it has
+    passed is certified and ends the loop."""
+    m = S.shape[0]
+    tol, max_sweeps, scale, verbose = opts.tol, opts.max_sweeps, opts.scale, opts.verbose
+    work = _bca_fast.Workspace(m, MAX_ACTIVE)
+    max_rounds = 50 if opts.qp_finish else 0
     no_inverse = np.empty((0, 0))
     trace = float(np.trace(X))
     cert: Certificate | None = None
@@ -1149,21 +1157,22 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
     gaps: list[float] = []
     checks: list[tuple[int, float]] = []  # (sweep, gap) of every check, for give_up
     last_support = None  # rank-one support of the last check, for purge
+    refine_work = 0.0  # of the support refinements, in sweep equivalents
     for sweep in range(1, max_sweeps + 1):
-        H = _inverse(X) if qp_finish else no_inverse
+        H = _inverse(X) if opts.qp_finish else no_inverse
         trace, passes, exact = _bca_fast.bca_sweep(
-            S, X, H, M, lam_n, beta_k, trace, work, max_qp_passes, qp_tol, max_rounds
-        )
+            S, X, H, M, lam_n, beta_k, trace, work, max_passes=opts.max_qp_passes,
+            qp_tol=opts.qp_tol, max_rounds=max_rounds)
         n_passes += passes
         n_exact += exact
         trace = float(np.trace(X))  # drop the rounding accumulated over the sweep
-        t1 = time.perf_counter()
+        t1 = stopwatch()
+        out_of_time = opts.out_of_time
         # Certify on a geometric schedule (sweeps 1-6, 8, 10, 12, 15, 19, 24,
-        # ...: about 10 certificates per decade) and at the last sweep. A
-        # certificate costs about as much as a sweep at n = 1,000 and twice
-        # as much at n = 60; the earlier schedule (every one of the first 20
-        # sweeps) made certificates half the time of standardised digits.
-        if sweep < next_check and sweep < max_sweeps:
+        # ...: about 10 certificates per decade), at the last sweep and when
+        # the caller's time limit has passed. A certificate costs about as
+        # much as a sweep at n = 1,000 and twice as much at n = 60.
+        if sweep < next_check and sweep < max_sweeps and not out_of_time:
             continue
         next_check = max(sweep + 1, round(1.25 * sweep))
         new = certify(S, lam_n, X, M, tol=tol)
@@ -1176,15 +1185,19 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
         n_checks += 1
         before = _combine(cert, new).gap
         stalled = len(gaps) >= 5 and before > 0.5 * gaps[-5]
-        if refine and before > tol and (stage_done or stalled) and n_checks >= next_refine:
+        if (opts.refine and before > tol and (stage_done or stalled)
+                and n_checks >= next_refine and not out_of_time):
             # While beta can still be lowered, only supports of at most half
             # the block are refined: refining (about) the whole block solves
             # the problem again by a slower method, and the sweeps at the next
             # beta usually certify sooner (a 16-feature refinement cost
             # 150-300 ms on the log1p NYT-sample topics, two more sweeps 2-5 ms).
             final = stalled or beta_k <= beta_min
+            evaluations: list[tuple[int, int]] = []
             new = certify(S, lam_n, X, M, refine=True, tol=tol,
-                          max_refine=MAX_REFINE_SUPPORT if final else m // 2)
+                          max_refine=MAX_REFINE_SUPPORT if final else m // 2,
+                          evaluations=evaluations)
+            refine_work += sum(REFINE_EVAL_WORK * n_eval * k / m for k, n_eval in evaluations)
             gaps.clear()
             # A refinement that does not halve the gap waits twice as many
             # checks as the last one before the next try: an optimum of rank
@@ -1200,7 +1213,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
             next_refine = n_checks + refine_wait
         # Bounds of every iterate are valid: keep the best of each side.
         cert = _combine(cert, new)
-        if purge and PURGE_CAP is not None and cert.gap > tol:
+        if opts.purge and PURGE_CAP is not None and cert.gap > tol:
             # The whole block continues from a W iterate: once two checks in
             # a row find the same rank-one support at their own iterates (not
             # the best bound's x, which may be older), the rows of X outside
@@ -1211,7 +1224,7 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
                 trace = _purge_off_support(X, new.x, PURGE_CAP)
             last_support = support
         gaps.append(cert.gap)
-        t_cert += time.perf_counter() - t1
+        t_cert += stopwatch() - t1
         history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
         if verbose:
             print(
@@ -1219,35 +1232,35 @@ def _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work, max_qp_p
                 f"  upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}"
                 f"  ({cert.primal} / {cert.dual})"
             )
-        if cert.gap <= tol:
+        if cert.gap <= tol or out_of_time:
             break
         checks.append((sweep, cert.gap))
         hopeless = _hopeless(checks, tol, max_sweeps)
-        if give_up and hopeless:
+        if opts.give_up and hopeless:
             break
-        if polish_dual and sweep >= POLISH_MIN_SWEEPS and (hopeless or sweep == max_sweeps):
-            # The sweeps will not reach tol in time: usually an optimum of
-            # rank above one, where the barrier dual (and often the primal)
-            # settles far from phi. Proximal point and alternating direction
-            # iterations take turns (_polish) while their rate would reach
-            # tol sooner than the sweeps', for at most three times the time
-            # spent so far plus the time the remaining sweeps would take
-            # (half the time spent, at the last sweep). The
-            # solve ends when they certify or run out of that time; if they
-            # lose the race, the sweeps go on without them.
-            elapsed = t1 - t_start
-            per_sweep = elapsed / sweep
-            horizon = (POLISH_SHARE * elapsed if sweep == max_sweeps
-                       else POLISH_HORIZON * elapsed + per_sweep * (max_sweeps - sweep))
-            cert, spent, lost = _polish(
-                S, lam_n, X, M, cert, tol=tol, budget=min(POLISH_SHARE * elapsed, horizon),
-                horizon=horizon, rate=(_sweep_rate(checks) or 0.0) / per_sweep, verbose=verbose,
-                scale=scale)
-            t_cert += spent
+        if opts.polish and sweep >= POLISH_MIN_SWEEPS and (hopeless or sweep == max_sweeps):
+            # The sweeps will not reach tol within max_sweeps: usually an
+            # optimum of rank above one, where the barrier dual (and often
+            # the primal) settles far from phi. Proximal point and
+            # alternating direction iterations take turns (_polish) while
+            # their rate would reach tol sooner than the sweeps', for at most
+            # three times the work done so far plus the work of the
+            # remaining sweeps (half the work done, at the last sweep), all
+            # counted in sweep equivalents. The solve ends when they certify
+            # or use up that work; if they lose the race, the sweeps go on
+            # without them.
+            done = sweep + CHECK_WORK * n_checks + refine_work
+            per_sweep = done / sweep
+            horizon = (POLISH_SHARE * done if sweep == max_sweeps
+                       else POLISH_HORIZON * done + per_sweep * (max_sweeps - sweep))
+            cert, seconds, lost = _polish(
+                S, lam_n, X, M, cert, opts, budget=min(POLISH_SHARE * done, horizon),
+                horizon=horizon, rate=(_sweep_rate(checks) or 0.0) / per_sweep)
+            t_cert += seconds
             history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
-            if not lost:
+            if not lost or opts.out_of_time:
                 break
-            polish_dual = False
+            opts = dataclasses.replace(opts, polish=False)
         # Lower beta once the barrier problem is solved to within its own
         # accuracy: the barrier-dual gap is then about n * beta / Tr X.
         if beta_k > beta_min and stage_done:
@@ -1267,18 +1280,7 @@ def _sweep_rate(checks: list[tuple[int, float]]) -> float | None:
     return max(math.log(g1 / gap), 0.0) / (sweep - s1)
 
 
-# The whole-block solve that continues from a W iterate (``purge``) starts
-# from an X that already holds the rank-one support, but its rows outside
-# the support decay only by about 0.8 per sweep (0.36 to 1.8e-3 of the
-# largest diagonal over 30 sweeps), and the dual rows of those features,
-# which the certificate needs, settle with them. Once two checks in a row
-# find the same support (each at its own iterate), those rows and columns
-# of X are set to zero and their diagonal is capped at PURGE_CAP times the
-# largest one (X stays positive definite: it becomes block diagonal).
-# Measured on correlation matrices of 64 samples, n = 500 at 100 nonzeros:
-# 36 sweeps, 3.1 s -> 14 sweeps, 1.3-1.6 s; a cap of 1e-4 gave 36 sweeps
-# again. Inside the W solves it is harmful (n = 1,000 at 200 nonzeros:
-# 17 s -> 91 s), so only the hand-over uses it. None turns it off.
+# Cut off-support rows of a W hand-over to 1% of the top diagonal (n = 500: 36 -> 14 sweeps).
 PURGE_CAP: float | None = 1e-2
 
 
@@ -1304,9 +1306,28 @@ def _improve(cert: Certificate, out: tuple, label: str) -> Certificate:
     return cert
 
 
+# The polish's constants (see _polish and docs/user_guide/algorithm.rst).
+# Budgets count work in sweep equivalents (the cost model of spca/_proximal.py
+# and spca/_admm.py), never seconds.
+# Polish only from sweep 50 on: lower caps are probes (the search's brackets).
+POLISH_MIN_SWEEPS = 50
+# First slice: half the sweeps' work so far (the time-based rule it replaces).
+POLISH_SHARE = 0.5
+# Drop a method 10x behind and slower (3 lost the correlation matrix at 0.05 x).
+POLISH_BEHIND = 10.0
+# Horizon 3x the sweeps' work (at 2, Gaussian n = 500 at 0.25 x failed 1 of 3).
+POLISH_HORIZON = 3.0
+# Extend once when tol is within a quarter horizon (Gaussian n = 80 at 0.25 x).
+POLISH_EXTEND = 0.25
+# A certificate check costs about one sweep (measured 0.4-3.5 over m = 60-500).
+CHECK_WORK = 1.0
+# A support refinement's evaluation on k features: 0.25 k / m sweeps (k = 14-29, m = 80).
+REFINE_EVAL_WORK = 0.25
+
+
 @dataclass
 class _PolishRun:
-    """One method of the polish: its state, its own bounds and its time."""
+    """One method of the polish: its state, its own bounds and its work."""
 
     label: str
     method: Any
@@ -1317,93 +1338,84 @@ class _PolishRun:
     rate: float = 0.0
 
 
-def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale):
+def _polish(S, lam_n, X, M, cert, opts: _SolveOptions, *, budget: float, horizon: float,
+            rate: float):
     """Proximal point and alternating direction iterations once the sweeps stall.
 
     The proximal point iterations (``spca/_proximal.py``) and the alternating
     direction ones (``spca/_admm.py``) take turns from the iterate
     ``(X, M)``, each resumed where it stopped, in slices of ``budget``
-    seconds that double after every turn.  A method drops out when the rate
-    of its last slice (decrease of ``log(gap)`` per second, ``gap`` from its
-    own bounds) would not reach ``tol`` sooner than the sweeps' ``rate``
-    from where the sweeps left it, or, after a turn of both, when its own
-    gap is ``POLISH_BEHIND`` times the other's and its last slice was the
-    slower.  The polish stops after ``horizon`` seconds, not counting the
-    time of methods that dropped out, unless the fastest method's last rate
-    says ``tol`` is at most ``POLISH_EXTEND * horizon`` seconds away: then,
-    once, that method goes on alone for twice that time.
+    sweep equivalents of work that double after every turn.  A method drops
+    out when the rate of its last slice (decrease of ``log(gap)`` per unit of
+    work, ``gap`` from its own bounds) would not reach ``tol`` sooner than
+    the sweeps' ``rate`` (per unit of work) from where the sweeps left it,
+    or, after a turn of both, when its own gap is ``POLISH_BEHIND`` times the
+    other's and its last slice was the slower.  The polish stops after
+    ``horizon`` units of work, not counting the work of methods that dropped
+    out, unless the fastest method's last rate says ``tol`` is at most
+    ``POLISH_EXTEND * horizon`` away: then, once, that method goes on alone
+    for twice that work.  The caller's time limit ends it at once.
     Each method's bounds are valid on their own, so the certificate takes
     the best lower and the best upper bound of all slices.  Returns it, the
-    seconds spent, and whether both methods dropped out (the sweeps should
-    then go on without them).
+    seconds spent (a measurement for the timings), and whether both methods
+    dropped out (the sweeps should then go on without them).
     """
+    tol = opts.tol
+    t0 = stopwatch()
     Z0 = X / float(np.trace(X))
     U0 = barrier_matrix(S, lam_n, M) - S
-    # time the sweeps would need from here at their rate
-    sweeps_time = math.log(cert.gap / tol) / rate if rate > 0 else math.inf
+    # work the sweeps would need from here at their rate
+    sweeps_work = math.log(cert.gap / tol) / rate if rate > 0 else math.inf
     # Neither method wins everywhere, and which one will is not known from
-    # the first slices (one thread, default tol): proximal point alone
-    # certified Gaussian n = 60 and 80 at 0.05 x the largest off-diagonal in
-    # 0.41 and 0.62 s and make_correlation_few_samples(200) at 0.03 x in 3.5
-    # s; there, going on with the method whose gap fell faster in a first
-    # slice picked the alternating directions, which stalled at 1.6e-5.
-    # The alternating directions certified Gaussian n = 120 and 200 at 0.15 x
-    # and n = 500 at 0.25 x, where the proximal point iterations left gaps
-    # of 4e-4, 1e-3 and 1.7e-3. Taking turns certifies all of these (6.1 s
-    # for the correlation matrix). A method far behind and slower drops out
-    # (after the first turn on Gaussian n = 120 at 0.15 x: gaps 1.3e-3 and
-    # 3.1e-5); dropping at a factor of 3 instead of 10 lost the correlation
-    # matrix at 0.05 x, where the alternating directions led 4.6e-5 to
-    # 1.5e-4 after the first turn and then stalled at 3e-5 while the
-    # proximal point iterations reach 4e-6.
+    # the first slices: taking turns certifies the cases listed in
+    # docs/user_guide/algorithm.rst, where either alone fails on some.
     runs = [_PolishRun("proximal point", proximal_dual, cert, budget),
             _PolishRun("alternating directions", admm_dual, cert, budget)]
     spent = 0.0
-    dropped = 0.0  # time of the methods that dropped out: not held against the horizon
+    dropped = 0.0  # work of the methods that dropped out: not held against the horizon
     extended = False
     while runs:
         for run in list(runs):
-            t0 = time.perf_counter()
+            done = 0.0 if run.state is None else run.state.work
             try:
-                out = run.method(S, lam_n, Z0, U0, seconds=run.budget, lower=cert.lower,
-                                 tol=tol, state=run.state)
+                out = run.method(S, lam_n, Z0, U0, work=run.budget, lower=cert.lower,
+                                 tol=tol, state=run.state, time_limit=opts.deadline)
             except np.linalg.LinAlgError:
-                # an eigensolver that did not converge: not this method
-                dt = time.perf_counter() - t0
-                spent += dt
-                dropped += run.spent + dt
+                # an eigensolver that did not converge: not this method (its
+                # slice is charged in full, to the methods that dropped out)
+                spent += run.budget
+                dropped += run.spent + run.budget
                 runs.remove(run)
                 continue
-            dt = time.perf_counter() - t0
-            spent += dt
-            run.spent += dt
+            dw = out[4].work - done
+            spent += dw
+            run.spent += dw
             run.state = out[4]
             before = run.own.gap
             run.own = _improve(run.own, out, run.label)
             cert = _improve(cert, out, run.label)
-            if verbose:
-                print(f"{run.label} ({dt:.2f} s, own gap {run.own.gap:.2e}):  "
-                      f"lower={cert.lower * scale:.10g}  upper={cert.upper * scale:.10g}  "
+            if opts.verbose:
+                print(f"{run.label} (work {dw:.3g} sweeps, own gap {run.own.gap:.2e}):  "
+                      f"lower={cert.lower * opts.scale:.10g}  "
+                      f"upper={cert.upper * opts.scale:.10g}  "
                       f"gap={cert.gap:.2e}  ({cert.primal} / {cert.dual})")
-            if cert.gap <= tol:
-                return cert, spent, False
-            if extended:
-                return cert, spent, False  # the one extension is over
+            if cert.gap <= tol or extended or opts.out_of_time:
+                # certified, the one extension is over, or the caller's
+                # time limit has passed
+                return cert, stopwatch() - t0, False
             own = run.own.gap
-            run.rate = math.log(before / own) / dt if own < before else 0.0
-            if run.rate <= 0.0 or math.log(own / tol) / run.rate > sweeps_time:
+            run.rate = math.log(before / own) / dw if own < before and dw > 0 else 0.0
+            if run.rate <= 0.0 or math.log(own / tol) / run.rate > sweeps_work:
                 runs.remove(run)  # it loses the race to the sweeps
                 dropped += run.spent
             elif spent - dropped >= horizon:
-                # Out of time. Once, when the fastest method's rate says
-                # tol is at most POLISH_EXTEND of the horizon away, it goes
-                # on alone for twice that time (Gaussian n = 80 at 0.25 x the
-                # largest off-diagonal ended at gaps of 1.07e-6 to 6.2e-6
-                # in three of four runs without it)
+                # Out of work. Once, when the fastest method's rate says tol
+                # is at most POLISH_EXTEND of the horizon away, it goes on
+                # alone for twice that work
                 lead = max(runs, key=lambda r: r.rate)
                 need = math.log(cert.gap / tol) / lead.rate
                 if need > POLISH_EXTEND * horizon:
-                    return cert, spent, False
+                    return cert, stopwatch() - t0, False
                 extended = True
                 dropped += sum(r.spent for r in runs if r is not lead)
                 runs = [lead]
@@ -1420,36 +1432,10 @@ def _polish(S, lam_n, X, M, cert, *, tol, budget, horizon, rate, verbose, scale)
                 if run.own.gap >= POLISH_BEHIND * lead.own.gap and run.rate <= lead.rate:
                     runs.remove(run)
                     dropped += run.spent
-    return cert, spent, True
+    return cert, stopwatch() - t0, True
 
 
-# The polish (_sweeps' polish_dual): only from sweep
-# POLISH_MIN_SWEEPS on (a solve capped lower is a probe, as the search's
-# bracketing solves and the benchmarks' capped solves are), when the gap's
-# recent rate says tol is out of reach within max_sweeps (_hopeless) or at
-# the last sweep. Its first run gets POLISH_SHARE of the sweep loop's time
-# so far, and each later run twice the previous one (see _polish).
-POLISH_MIN_SWEEPS = 50
-POLISH_SHARE = 0.5
-POLISH_BEHIND = 10.0
-# The polish runs for at most POLISH_HORIZON times the sweeps' time so far
-# plus the time the remaining sweeps would take. At 2 the Gaussian n = 500
-# problem at 0.25 x the largest off-diagonal ended at gap 1.06e-6 in one of
-# three quiet runs (the alternating directions need about 65 s there, the
-# sweeps before them took 17 s).
-POLISH_HORIZON = 3.0
-# At the horizon the polish goes on once, with its fastest method alone, for
-# twice the time that method's last rate says tol is away, when that is at
-# most POLISH_EXTEND times the horizon (see _polish).
-POLISH_EXTEND = 0.25
-
-
-# give_up (the cardinality search's confirming solves): from GIVE_UP_MIN
-# sweeps on, the gap's rate per sweep over the second half of the sweeps so
-# far is extrapolated; the solve stops when it would need more than
-# max_sweeps sweeps in all to reach tol. (Not only at the final beta: on
-# optima of rank above one the barrier stage may never finish, and beta
-# stays where it is.)
+# give_up extrapolates the gap's rate from sweep 50 on (as the polish starts).
 GIVE_UP_MIN = 50
 
 
@@ -1483,8 +1469,7 @@ def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarr
                   M: np.ndarray, kept: np.ndarray, n: int, lam: float, tol: float,
                   beta: float, eliminate: bool, sweeps: int, passes: int,
                   history: list, timings: dict, n_blocks: int = 1,
-                  n_blocks_solved: int = 1) -> DSPCAResult:
-    cert = with_margin(cert, S, lam / scale)  # the reported bracket holds in floating point
+                  n_blocks_solved: int = 1, status: str | None = None) -> DSPCAResult:
     if cert.x is not None:
         x_red = cert.x
     else:
@@ -1522,6 +1507,7 @@ def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarr
         _dual_columns=M.copy(),
         n_blocks=n_blocks,
         n_blocks_solved=n_blocks_solved,
+        status=status,
     )
 
 
@@ -1535,7 +1521,7 @@ def _empty_result(n: int, lam: float, tol: float, eliminate: bool,
     ``|Sigma_ij| <= sqrt(Sigma_ii Sigma_jj) <= lam``), and ``Z = e_i e_i'`` at
     the largest variance attains it: objective = upper bound, gap 0.
     """
-    total = time.perf_counter() - t_start
+    total = stopwatch() - t_start
     if not eliminate and Sigma is not None:
         diag = np.asarray(Sigma.diagonal(), dtype=np.float64)
         i = int(np.argmax(diag))

@@ -534,7 +534,7 @@ cdef class Workspace:
 
 def column_update(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
                   double[:, ::1] M, Py_ssize_t j, double lam, double beta,
-                  double trace, Workspace work, Py_ssize_t max_passes, double qp_tol,
+                  double trace, *, Workspace work, Py_ssize_t max_passes, double qp_tol,
                   Py_ssize_t max_rounds):
     """One row/column update in place; return ``(trace, tau, passes, exact)``.
 
@@ -554,7 +554,7 @@ def column_update(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H
 
 def bca_sweep(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
               double[:, ::1] M, double lam, double beta, double trace,
-              Workspace work, Py_ssize_t max_passes, double qp_tol,
+              Workspace work, *, Py_ssize_t max_passes, double qp_tol,
               Py_ssize_t max_rounds):
     """One sweep of column updates j = 0..n-1 in place.
 

@@ -426,7 +426,9 @@ def _project_rows_multi(R0: np.ndarray, V: np.ndarray, lo: np.ndarray, hi: np.nd
 
 
 def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.ndarray,
-                      max_iter: int = 2000, tol: float = 0.0) -> tuple[float, np.ndarray, float]:
+                      max_iter: int = 2000, tol: float = 0.0, *,
+                      evaluations: list[tuple[int, int]] | None = None
+                      ) -> tuple[float, np.ndarray, float]:
     """Solve the relaxation restricted to the support ``S`` and certify it globally.
 
     On ``S`` the dual ``min lambda_max(Sigma_SS + U)`` is solved by L-BFGS-B on
@@ -441,7 +443,9 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     stops early once the gap on the support is below ``tol / 4``.
 
     Returns ``(lower, Z, upper)``: the objective of ``Z`` (``P`` embedded in
-    the full matrix) and the bound.
+    the full matrix) and the bound.  ``evaluations``: a list to which
+    ``(|S|, function evaluations)`` is appended (the work done, for the
+    caller's budgets).
     """
     n = Sigma.shape[0]
     k = S.size
@@ -468,10 +472,13 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     best = None
     for mu in scale * np.geomspace(1e-2, 1e-10, 9):
         if iu[0].size:
-            u = minimize(smoothed, u, args=(mu,), jac=True, method="L-BFGS-B",
-                         bounds=[(-lam, lam)] * iu[0].size,
-                         options=dict(maxiter=max_iter, ftol=1e-16, gtol=1e-14 * scale,
-                                      maxcor=30)).x
+            found = minimize(smoothed, u, args=(mu,), jac=True, method="L-BFGS-B",
+                             bounds=[(-lam, lam)] * iu[0].size,
+                             options=dict(maxiter=max_iter, ftol=1e-16, gtol=1e-14 * scale,
+                                          maxcor=30))
+            u = found.x
+            if evaluations is not None:
+                evaluations.append((k, int(found.nfev)))
         w, V = np.linalg.eigh(block(u))
         p = np.exp((w - w[-1]) / mu)
         p /= p.sum()
@@ -592,7 +599,8 @@ MAX_REFINE_SUPPORT = 40
 
 def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
             refine: bool = False, tol: float = 0.0,
-            max_refine: int = MAX_REFINE_SUPPORT) -> Certificate:
+            max_refine: int = MAX_REFINE_SUPPORT, *,
+            evaluations: list[tuple[int, int]] | None = None) -> Certificate:
     """Best primal and dual bounds available from the iterate (X, M).
 
     Rank-one candidates are polished from the leading eigenvectors of ``Z``
@@ -602,7 +610,8 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
     is within ``tol``.  With ``refine=True`` and a gap above ``tol`` after
     these, the supports ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3,
     1e-4, at most ``max_refine`` features) of ``Z = X / Tr X`` are
-    also solved by ``refine_on_support``, which handles optima of rank > 1.
+    also solved by ``refine_on_support``, which handles optima of rank > 1
+    (its function evaluations are appended to ``evaluations``, see there).
     """
     trace = np.trace(X)
     Zb = X / trace
@@ -641,7 +650,8 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
             if S.size in seen or S.size > max_refine:
                 continue
             seen.add(S.size)
-            lo_r, Z_r, up_r = refine_on_support(Sigma, lam, S, D, tol=tol)
+            lo_r, Z_r, up_r = refine_on_support(Sigma, lam, S, D, tol=tol,
+                                                evaluations=evaluations)
             if lo_r > lower:
                 lower, Z, primal = lo_r, Z_r, "support refinement"
             if up_r < upper:

@@ -22,7 +22,6 @@ the rounding margin of :func:`spca._certificate.lambda_max_upper`.
 from __future__ import annotations
 
 import math
-import time
 import warnings
 
 import numpy as np
@@ -35,8 +34,17 @@ from ._bca import (
     _build_result,
     _empty_result,
     _screen,
+    stopwatch,
 )
-from ._certificate import EPS, Certificate, dspca_objective, lambda_max_upper, relative_gap
+from ._certificate import (
+    EPS,
+    Certificate,
+    dspca_objective,
+    lambda_max_upper,
+    relative_gap,
+    with_margin,
+)
+from ._limits import STATUS_OPTIMAL, STATUS_TIME_LIMIT, STATUS_WORK_LIMIT, TimeLimit
 from ._validation import (
     check_bool,
     check_int,
@@ -162,7 +170,9 @@ def dspca_first_order(
         for the default ``mu`` (see Notes), so that in exact arithmetic the
         default never stops early.
     max_time : float, optional
-        Wall-clock limit in seconds, checked after every iteration.
+        Wall-clock limit in seconds, checked after every iteration: the only
+        clock the solver reads (a result it ends has ``status ==
+        "time_limit"``).
     eliminate : bool, default=True
         Apply the safe feature elimination of Zhang & El Ghaoui (Theorem 1)
         first and solve the relaxation on the features with
@@ -278,18 +288,20 @@ def dspca_first_order(
     >>> bool(res.converged), res.gap <= 1e-3
     (True, True)
     """
-    t_start = time.perf_counter()
+    t_start = stopwatch()
     lam = check_lam(lam)
     tol = check_tol(tol)
     if max_iter is not None:
         max_iter = check_int(max_iter, "max_iter")
     if max_time is not None:
         max_time = check_positive(max_time, "max_time")
+    # the caller's limit: the only clock a decision of this solver reads
+    limit = TimeLimit(max_time) if max_time is not None else TimeLimit(None, start=0.0)
     if mu is not None:
         mu = check_positive(mu, "mu")
     verbose = check_bool(verbose, "verbose")
     S_in, n, kept = _screen(Sigma, lam, eliminate)
-    t_elim = time.perf_counter()
+    t_elim = stopwatch()
     if kept.size == 0:
         return _empty_result(n, lam, tol, bool(eliminate), t_start, S_in)
 
@@ -324,7 +336,7 @@ def dspca_first_order(
     U_best = np.zeros((m, m))
     upper = np.inf
     history: list[tuple[int, float, float, float]] = []
-    t_setup = time.perf_counter()
+    t_setup = stopwatch()
 
     if m == 1:
         # Z = [[1]] and U = [[-lam]] are optimal: phi = Sigma_11 - lam.
@@ -383,8 +395,7 @@ def dspca_first_order(
                 # Confirm with the objective of the matrix actually returned.
                 lower = dspca_objective(S, (1.0 - delta) * Z_best + (delta / m) * np.eye(m), lam_n)
                 gap = relative_gap(lower, upper)
-            elapsed = time.perf_counter() - t_start
-            done = gap <= tol or it >= max_iter or (max_time is not None and elapsed >= max_time)
+            done = gap <= tol or it >= max_iter or limit.expired()
             if it >= next_record or done:
                 # about ten records per decade, at multiples of CHECK_EVERY
                 # from iteration 10 on (where the Y_k bound is included)
@@ -395,12 +406,13 @@ def dspca_first_order(
                 if verbose:
                     print(
                         f"iter {it:7d}  mu={mu_n * scale:.2e}  lower={lower * scale:.10g}"
-                        f"  upper={upper * scale:.10g}  gap={gap:.2e}  ({elapsed:.2f}s)"
+                        f"  upper={upper * scale:.10g}  gap={gap:.2e}"
+                        f"  ({stopwatch() - t_start:.2f}s)"
                     )
             if done:
                 break
 
-    t_end = time.perf_counter()
+    t_end = stopwatch()
     Z_ret = (1.0 - delta) * Z_best
     Z_ret[np.diag_indices(m)] += delta / m
     Z_ret = 0.5 * (Z_ret + Z_ret.T)
@@ -409,8 +421,11 @@ def dspca_first_order(
         lower=lower, upper=upper, Z=Z_ret, x=None, primal="first-order",
         dual="first-order", barrier_lower=lower, barrier_upper=upper,
     )
+    cert = with_margin(cert, S, lam_n)  # the reported bracket holds in floating point
+    status = STATUS_OPTIMAL
     if cert.gap > tol:
         why = "max_time" if it < max_iter else "max_iter"
+        status = STATUS_TIME_LIMIT if it < max_iter else STATUS_WORK_LIMIT
         warnings.warn(
             f"dspca_first_order stopped at {why} after {it} iterations with relative "
             f"gap {cert.gap:.3e} > tol = {tol:g}; increase {why} or tol",
@@ -430,4 +445,5 @@ def dspca_first_order(
             "iterations": t_end - t_setup,
             "total": t_end - t_start,
         },
+        status=status,
     )

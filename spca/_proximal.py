@@ -39,28 +39,54 @@ by construction, not by trust in the method's convergence.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ._certificate import BestBounds
 
-# sigma (in the solver's units, largest variance 1) triples from 1 up to
-# SIGMA_MAX and stays there.  Growing it further stalls the inner Newton
-# method (steps of 1e-3, the rank of the projection flipping between two
-# values); at a fixed moderate sigma the iterations converge linearly.
-# Measured on a rank-3 Gaussian n = 60 problem (relative gap 1e-6 reached):
-# 0.9 s at 30, 1.6 s at 10, 3.3 s at 100, 7.5 s at 175, never at 400 or
-# with unbounded growth (stuck at 2e-4).
+# sigma (units of largest variance 1) triples from 1 up to SIGMA_MAX, then stays.
+# SIGMA_MAX = 30: rank-3 Gaussian n = 60 to gap 1e-6 in 0.9 s (10: 1.6 s, 100: 3.3 s).
 SIGMA_MAX = 30.0
 SIGMA_GROWTH = 3.0
-# The k-th inner problem is solved until its projected gradient is below
-# 1e-3 / (sigma k^INNER_POWER): summable over k, as the method's convergence
-# asks. Measured to a gap of 1e-6: power 2 took 4.3 s on standardised
-# digits' component 8 and 1.1 s on the rank-3 Gaussian problem, power 1.1
-# 1.9 s and 0.6 s, with the same bounds.
+# Inner tolerance 1e-3 / (sigma k^1.1): rank-3 Gaussian 0.6 s at 1.1, 1.1 s at 2.
 INNER_POWER = 1.1
+
+# Cost model: the iterations stop on work done, never on the clock. Work is
+# counted in sweep equivalents (one sweep of block coordinate ascent on the
+# same m x m problem), each step's m^3 flops weighted by its speed measured
+# against a sweep (one BLAS thread, m = 60-500; docs/user_guide/algorithm.rst).
+# An evaluation of h (eigendecomposition with vectors): 0.08-0.39 sweeps measured.
+EIGH_WORK = 0.2
+# A Jacobian product at rank r, 2 m^3 + 6 m^2 r flops: 0.01-0.07 sweeps at r = 3.
+JACOBIAN_WORK = 0.04
+# ... plus this times r / m (0.15-0.32 sweeps measured at r = m / 2).
+JACOBIAN_RANK_WORK = 0.4
+# The bounds of an iterate (lambda_max with margin, objective): 0.02-0.1 sweeps.
+BOUND_WORK = 0.06
+
+
+class WorkMeter:
+    """Work done by a polish run, in sweep equivalents, against its budget
+    ``limit`` and the caller's ``time_limit`` (anything with ``expired()``;
+    ``None``: no clock at all)."""
+
+    __slots__ = ("done", "limit", "time_limit")
+
+    def __init__(self, limit: float, time_limit: Any = None, done: float = 0.0) -> None:
+        self.done = done
+        self.limit = limit
+        self.time_limit = time_limit
+
+    def add(self, work: float) -> None:
+        self.done += work
+
+    def exhausted(self) -> bool:
+        """Whether the budget is spent or the caller's time limit has passed."""
+        if self.done >= self.limit:
+            return True
+        return self.time_limit is not None and self.time_limit.expired()
 
 
 def _simplex(a: np.ndarray) -> np.ndarray:
@@ -103,11 +129,14 @@ class _Projection:
         return Qa @ Haa @ Qa.T + cross + cross.T
 
 
-def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: float,
-           tol: float, max_newton: int, deadline: float,
+def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: float, *,
+           tol: float, max_newton: int, meter: WorkMeter,
            counts: list[int] | None = None) -> tuple[np.ndarray, _Projection]:
-    """Minimise ``h(U) + ||U - Uk||^2 / (2 sigma)`` over the box by projected Newton-CG."""
+    """Minimise ``h(U) + ||U - Uk||^2 / (2 sigma)`` over the box by projected
+    Newton-CG, adding the work of every step to ``meter`` (checked between
+    Newton steps)."""
     rho = 1.0 / sigma
+    m = S.shape[0]
 
     def value(U: np.ndarray) -> tuple[float, _Projection]:
         P = _Projection(Zk + sigma * (S + U))
@@ -118,10 +147,11 @@ def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: flo
 
     U = Uk.copy()
     val, P = value(U)
+    meter.add(EIGH_WORK)
     counts = counts if counts is not None else [0, 0, 0]
     counts[1] += 1
     for _ in range(max_newton):
-        if time.perf_counter() > deadline:
+        if meter.exhausted():
             break
         G = P.Z + rho * (U - Uk)
         step = U - np.clip(U - G, -lam, lam)
@@ -142,6 +172,7 @@ def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: flo
         # (no free entry with a gradient: only the entries near a bound move)
         for _ in range(100 if rr > 0 else 0):
             counts[2] += 1
+            meter.add(JACOBIAN_WORK + JACOBIAN_RANK_WORK * P.rank / m)
             Aq = np.where(free, sigma * P.jacobian(q), 0.0) + rho * q
             alpha = rr / float(np.vdot(q, Aq))
             d += alpha * q
@@ -156,6 +187,7 @@ def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: flo
         for _ in range(12):  # Armijo on the projected arc
             Un = np.clip(U + t * d, -lam, lam)
             vn, Pn = value(Un)
+            meter.add(EIGH_WORK)
             counts[1] += 1
             if vn <= val + 1e-4 * float(np.vdot(G, Un - U)):
                 break
@@ -169,26 +201,29 @@ def _inner(S: np.ndarray, lam: float, Zk: np.ndarray, Uk: np.ndarray, sigma: flo
 @dataclass
 class ProximalState:
     """Where proximal point iterations stopped, to resume them: the prox centre
-    ``Z``, the box dual ``U`` and the number ``k`` of outer iterations run
-    (which sets ``sigma``)."""
+    ``Z``, the box dual ``U``, the number ``k`` of outer iterations run
+    (which sets ``sigma``) and the work done in all, in sweep equivalents."""
 
     Z: np.ndarray
     U: np.ndarray
     k: int = 0
+    work: float = 0.0
 
 
 def proximal_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray, *,
-                  seconds: float, lower: float = -np.inf, tol: float = 0.0,
+                  work: float, lower: float = -np.inf, tol: float = 0.0,
                   state: ProximalState | None = None, max_outer: int = 10_000,
-                  max_newton: int = 30, verbose: bool = False
+                  max_newton: int = 30, time_limit: Any = None, verbose: bool = False
                   ) -> tuple[float, np.ndarray | None, float, np.ndarray | None, ProximalState]:
     """Better bounds on ``phi`` from a primal ``Z0`` and a box dual ``U0``.
 
     Runs proximal point iterations (see the module docstring) from
     ``(Z0, U0)``, or from ``state`` (the previous call's, which then replaces
-    them), for at most ``seconds`` (checked between Newton steps, so the last
-    one may overrun by about one eigendecomposition and its line search) or
-    ``max_outer`` iterations, or until the relative gap between the best
+    them), for at most ``work`` sweep equivalents of work (see the cost model
+    above; checked between Newton steps, so the last one may overrun by
+    about one Newton step and its line search), ``max_outer`` iterations or
+    until the caller's ``time_limit`` (a :class:`spca._limits.TimeLimit`,
+    checked at the same places) has passed, or until the relative gap between the best
     upper bound and ``max(lower, best primal value)`` is within ``tol``.
     ``Z0`` must be PSD with trace one and ``U0`` symmetric (it is clipped to
     the box); neither is modified.  ``sigma`` is ``SIGMA_GROWTH ** k`` up to
@@ -200,24 +235,25 @@ def proximal_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray,
     primal value with its feasible ``Z`` (``-inf`` and ``None`` likewise),
     and the state to resume from.
     """
-    deadline = time.perf_counter() + seconds
     if state is None:
         state = ProximalState(Z=np.array(Z0, dtype=np.float64),
                               U=np.clip(0.5 * (U0 + U0.T), -lam, lam))
     Zk, U, k = state.Z, state.U, state.k
+    meter = WorkMeter(state.work + work, time_limit, done=state.work)
     best = BestBounds()
     for _ in range(max_outer):
-        if time.perf_counter() > deadline:
+        if meter.exhausted():
             break
         sigma = min(SIGMA_GROWTH ** min(k, 64), SIGMA_MAX)
         counts = [0, 0, 0]
         inner_tol = max(1e-13, 1e-3 / (sigma * (k + 1) ** INNER_POWER))
         U, P = _inner(Sigma, lam, Zk, U, sigma, tol=inner_tol, max_newton=max_newton,
-                      deadline=deadline, counts=counts)
+                      meter=meter, counts=counts)
         U = np.clip(0.5 * (U + U.T), -lam, lam)
         Zk = P.Z
         k += 1
         ub, value = best.update(Sigma, lam, Sigma + U, Zk)
+        meter.add(BOUND_WORK)
         gap = best.gap(lower)
         if verbose:
             print(f"  proximal {k:4d}  sigma={sigma:.1e}  newton={counts[0]} eigh={counts[1]} "
@@ -225,4 +261,4 @@ def proximal_dual(Sigma: np.ndarray, lam: float, Z0: np.ndarray, U0: np.ndarray,
                   f"gap={gap:.2e}")
         if gap <= tol:
             break
-    return best.upper, best.D, best.value, best.Z, ProximalState(Zk, U, k)
+    return best.upper, best.D, best.value, best.Z, ProximalState(Zk, U, k, meter.done)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spca
+from spca import _admm as admm
 from spca._admm import admm_dual
 from spca._certificate import Certificate, dspca_objective
 from spca._proximal import proximal_dual
@@ -28,7 +29,7 @@ def test_admm_certifies_a_rank_three_optimum_from_a_cold_start():
     n = S.shape[0]
     Z0, U0 = np.eye(n) / n, np.zeros((n, n))
     Z_in, U_in = Z0.copy(), U0.copy()
-    upper, D, value, Z, state = admm_dual(S, lam_n, Z0, U0, seconds=60.0, tol=1e-6,
+    upper, D, value, Z, state = admm_dual(S, lam_n, Z0, U0, work=math.inf, tol=1e-6,
                                           max_iter=5000)
     # nothing the caller passed is modified
     np.testing.assert_array_equal(Z0, Z_in)
@@ -56,23 +57,49 @@ def test_admm_resumes_where_it_stopped():
     S, lam_n, _ = _scaled(Sigma, lam)
     n = S.shape[0]
     Z0, U0 = np.eye(n) / n, np.zeros((n, n))
-    *_, whole = admm_dual(S, lam_n, Z0, U0, seconds=60.0, max_iter=40)
-    *_, half = admm_dual(S, lam_n, Z0, U0, seconds=60.0, max_iter=20)
-    *_, resumed = admm_dual(S, lam_n, Z0, U0, seconds=60.0, max_iter=20, state=half)
+    *_, whole = admm_dual(S, lam_n, Z0, U0, work=math.inf, max_iter=40)
+    *_, half = admm_dual(S, lam_n, Z0, U0, work=math.inf, max_iter=20)
+    *_, resumed = admm_dual(S, lam_n, Z0, U0, work=math.inf, max_iter=20, state=half)
     assert resumed.k == whole.k == 40
+    # the work is counted across calls, the same as in one call
+    assert resumed.work == pytest.approx(whole.work, rel=1e-12) and whole.work > 0
     assert resumed.rho == whole.rho
     np.testing.assert_array_equal(resumed.Y, whole.Y)
     np.testing.assert_array_equal(resumed.W, whole.W)
 
 
-def test_admm_stops_at_its_time_limit():
+def test_admm_stops_at_its_work_budget():
     Sigma, lam = high_rank_problem()
     S, lam_n, _ = _scaled(Sigma, lam)
     n = S.shape[0]
     upper, D, value, Z, state = admm_dual(S, lam_n, np.eye(n) / n, np.zeros((n, n)),
-                                          seconds=0.0)
+                                          work=0.0)
     # one iteration, whose bounds are still evaluated
     assert state.k == 1 and np.isfinite(upper) and np.isfinite(value)
+    # a budget of b sweep equivalents runs the iterations that fit in it
+    *_, state = admm_dual(S, lam_n, np.eye(n) / n, np.zeros((n, n)), work=3.0)
+    assert 3.0 <= state.work < 3.0 + admm.ITERATION_WORK + admm.RANK_WORK + admm.BOUND_WORK
+    assert 1 < state.k < 3.0 / admm.ITERATION_WORK + 1
+
+
+@pytest.mark.parametrize("method", ["proximal", "admm"])
+def test_polish_methods_stop_at_the_callers_time_limit(monkeypatch, method):
+    import spca._limits as limits
+    from spca._limits import TimeLimit
+
+    Sigma, lam = high_rank_problem()
+    S, lam_n, _ = _scaled(Sigma, lam)
+    n = S.shape[0]
+    now = [0.0]
+    monkeypatch.setattr(limits, "clock", lambda: now[0])
+    limit = TimeLimit(1.0)
+    now[0] = 2.0  # the limit has passed before the first check
+    run = admm_dual if method == "admm" else proximal_dual
+    upper, D, value, Z, state = run(S, lam_n, np.eye(n) / n, np.zeros((n, n)),
+                                    work=math.inf, time_limit=limit)
+    # at most one iteration (ADMM evaluates its bounds at the last one)
+    assert state.k <= 1
+    assert state.work < 5.0
 
 
 @pytest.mark.parametrize("method", ["proximal", "admm"])
@@ -87,9 +114,9 @@ def test_polish_bounds_bracket_the_solver_on_random_problems(method, n, seed, fr
     Z0 = np.eye(n) / n
     U0 = rng.uniform(-2 * lam, 2 * lam, (n, n))  # not even symmetric: made so, then clipped
     if method == "proximal":
-        upper, D, value, Z, _ = proximal_dual(Sigma, lam, Z0, U0, seconds=5.0, max_outer=6)
+        upper, D, value, Z, _ = proximal_dual(Sigma, lam, Z0, U0, work=math.inf, max_outer=6)
     else:
-        upper, D, value, Z, _ = admm_dual(Sigma, lam, Z0, U0, seconds=5.0, max_iter=60)
+        upper, D, value, Z, _ = admm_dual(Sigma, lam, Z0, U0, work=math.inf, max_iter=60)
         assert Z is not None  # bounds are evaluated at the last iteration
     # weak duality against the certified solve on both sides
     assert upper >= res.objective - 1e-12 * abs(res.objective) - 1e-15
@@ -129,14 +156,23 @@ def test_dspca_bca_certifies_a_high_rank_optimum_by_alternating_directions(monke
     assert not plain.converged and plain.gap > 100 * res.gap
 
 
-def _fake(name, calls, uppers, values):
-    """A polish method whose k-th call returns uppers[k] and values[k]."""
+class _State:
+    """A stub method's state: its call count and the work it has done."""
 
-    def run(S, lam, Z0, U0, *, seconds, lower, tol, state=None):
-        k = 0 if state is None else state
+    def __init__(self, k=0, work=0.0):
+        self.k, self.work = k, work
+
+
+def _fake(name, calls, uppers, values):
+    """A polish method whose k-th call returns uppers[k] and values[k] and
+    uses all of its work budget."""
+
+    def run(S, lam, Z0, U0, *, work, lower, tol, state=None, time_limit=None):
+        state = state or _State()
+        k = state.k
         calls.append(name)
         n = S.shape[0]
-        return uppers[k], S.copy(), values[k], np.eye(n) / n, k + 1
+        return uppers[k], S.copy(), values[k], np.eye(n) / n, _State(k + 1, state.work + work)
 
     return run
 
@@ -152,8 +188,8 @@ def _polish(monkeypatch, proximal, admm, lower, *, rate=0.0):
     monkeypatch.setattr(bca, "admm_dual", admm)
     start = Certificate(lower=lower, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
                         dual="barrier", barrier_lower=lower, barrier_upper=2.0)
-    return bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0, horizon=100.0,
-                       rate=rate, verbose=False, scale=1.0)
+    return bca._polish(S, 0.1, np.eye(n), None, start, bca._SolveOptions(tol=1e-6),
+                       budget=1.0, horizon=100.0, rate=rate)
 
 
 def test_polish_takes_turns_drops_the_stalled_method_and_combines_bounds(monkeypatch):
@@ -184,7 +220,7 @@ def test_polish_drops_a_method_far_behind_and_slower(monkeypatch):
 
 def test_polish_hands_back_when_both_lose_the_race(monkeypatch):
     calls = []
-    # sweeps that would reach tol in a fraction of a second
+    # sweeps that would reach tol in a fraction of a sweep's work
     cert, spent, lost = _polish(
         monkeypatch, _fake("proximal", calls, [1.9] * 3, [0.0] * 3),
         _fake("admm", calls, [1.95] * 3, [0.0] * 3), 1.0, rate=1e6)
@@ -192,28 +228,17 @@ def test_polish_hands_back_when_both_lose_the_race(monkeypatch):
     assert cert.upper == 1.9  # the bounds they found are kept
 
 
-class _Clock:
-    """A stand-in for ``time`` in spca._bca whose clock moves only when a stub
-    polish method says it ran."""
+def _metered(calls, name, gap0, rate, stall=math.inf):
+    """A polish method that uses all of its ``work`` and whose upper bound
+    is ``1 + gap0 exp(-rate min(w, stall))`` after ``w`` units of its own
+    work (lower bound 1)."""
 
-    def __init__(self):
-        self.now = 0.0
-
-    def perf_counter(self):
-        return self.now
-
-
-def _timed(clock, calls, name, gap0, rate, stall=math.inf):
-    """A polish method that uses all of its ``seconds`` and whose upper bound
-    is ``1 + gap0 exp(-rate min(t, stall))`` after ``t`` seconds of its own
-    (lower bound 1)."""
-
-    def run(S, lam, Z0, U0, *, seconds, lower, tol, state=None):
-        t = (0.0 if state is None else state) + seconds
-        clock.now += seconds
-        calls.append((name, seconds))
+    def run(S, lam, Z0, U0, *, work, lower, tol, state=None, time_limit=None):
+        w = (0.0 if state is None else state.work) + work
+        calls.append((name, work))
         n = S.shape[0]
-        return 1.0 + gap0 * math.exp(-rate * min(t, stall)), S.copy(), 1.0, np.eye(n) / n, t
+        return (1.0 + gap0 * math.exp(-rate * min(w, stall)), S.copy(), 1.0, np.eye(n) / n,
+                _State(0, w))
 
     return run
 
@@ -224,27 +249,26 @@ def test_polish_goes_on_past_its_horizon_only_when_tol_is_near(monkeypatch, rate
                                                                stall):
     import spca._bca as bca
 
-    clock = _Clock()
-    monkeypatch.setattr(bca, "time", clock)
     calls = []
     n = 4
     S = np.eye(n)
     monkeypatch.setattr(bca, "barrier_matrix", lambda S, lam, M: S)
     # the proximal point stub makes no progress and drops out at once
-    monkeypatch.setattr(bca, "proximal_dual", _timed(clock, calls, "proximal", 1.0, 0.0))
-    monkeypatch.setattr(bca, "admm_dual", _timed(clock, calls, "admm", 1e-3, rate, stall))
+    monkeypatch.setattr(bca, "proximal_dual", _metered(calls, "proximal", 1.0, 0.0))
+    monkeypatch.setattr(bca, "admm_dual", _metered(calls, "admm", 1e-3, rate, stall))
     start = Certificate(lower=1.0, upper=2.0, Z=np.eye(n) / n, x=None, primal="barrier",
                         dual="barrier", barrier_lower=1.0, barrier_upper=2.0)
-    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start, tol=1e-6, budget=1.0,
-                                    horizon=6.0, rate=0.0, verbose=False, scale=1.0)
-    # slices of 1, 2 and 3 s fill the horizon of 6 s (the stalled method's
+    cert, spent, lost = bca._polish(S, 0.1, np.eye(n), None, start,
+                                    bca._SolveOptions(tol=1e-6), budget=1.0, horizon=6.0,
+                                    rate=0.0)
+    # slices of 1, 2 and 3 units fill the horizon of 6 (the stalled method's
     # second aside); the gap is then 1e-3 exp(-6 rate)
     assert [c for c in calls if c[0] == "admm"][:3] == [("admm", 1.0), ("admm", 2.0),
                                                         ("admm", 3.0)]
     assert not lost
     gap6 = 1e-3 * math.exp(-6.0 * rate)
     if extends:
-        # tol is log(gap6 / tol) / rate = 0.92 s away, under a quarter of
+        # tol is log(gap6 / tol) / rate = 0.92 units away, under a quarter of
         # the horizon: one more slice of twice that certifies
         assert len(calls) == 5 and calls[-1][0] == "admm"
         assert calls[-1][1] == pytest.approx(2.0 * math.log(gap6 / 1e-6) / rate, rel=1e-3)
@@ -255,5 +279,5 @@ def test_polish_goes_on_past_its_horizon_only_when_tol_is_near(monkeypatch, rate
             # (not handed back to the sweeps as a lost race)
             assert cert.gap == pytest.approx(gap6, rel=1e-3)
     else:
-        # 7.8 s away: the polish stops at its horizon
+        # 7.8 units away: the polish stops at its horizon
         assert len(calls) == 4 and cert.gap == pytest.approx(gap6, rel=1e-3)

@@ -179,6 +179,33 @@ def test_max_time_is_respected():
     assert res.timings["total"] < 0.3 + 0.5
     assert elapsed < 0.3 + 1.0
     assert res.n_sweeps >= 1 and res.objective <= res.upper_bound
+    assert res.status == "time_limit"
+
+
+def test_max_time_reads_only_the_limits_clock(monkeypatch):
+    import spca._limits as limits
+
+    # a stub clock that moves one second per reading: the limit of 5.5 s
+    # (deadline 6.5 s after the reading at the start) ends the iterations
+    # at the sixth check, whatever the machine's speed
+    now = [0.0]
+
+    def clock():
+        now[0] += 1.0
+        return now[0]
+
+    monkeypatch.setattr(limits, "clock", clock)
+    S, _ = make_spiked_covariance(60, random_state=2)
+    lam = half_max_offdiag(S)
+    with pytest.warns(spca.ConvergenceWarning, match="max_time"):
+        res = dspca_first_order(S, lam, tol=1e-6, max_time=5.5)
+    assert res.n_sweeps == 6 and res.status == "time_limit"
+    assert res.objective <= res.upper_bound
+    # the same iterations as a run capped at 6 (work_limit)
+    with pytest.warns(spca.ConvergenceWarning, match="max_iter"):
+        capped = dspca_first_order(S, lam, tol=1e-6, max_iter=6)
+    assert capped.status == "work_limit"
+    assert (capped.objective, capped.upper_bound) == (res.objective, res.upper_bound)
 
 
 def test_user_mu_is_used():

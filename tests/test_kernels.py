@@ -164,7 +164,8 @@ def test_column_updates_keep_x_positive_definite(finish, seed, n):
             Y = X[np.r_[0:j, j + 1 : n]][:, np.r_[0:j, j + 1 : n]].copy()
             t = trace - X[j, j]
             trace, tau, passes, exact = fast.column_update(
-                Sigma, X, H, M, j, lam, beta, trace, work, 5, 1e-3, 50 if finish else 0
+                Sigma, X, H, M, j, lam, beta, trace, work=work, max_passes=5, qp_tol=1e-3,
+                max_rounds=50 if finish else 0
             )
             assert exact in (0, 1) and (finish or exact == 0)
             # tau solves the cubic of this column
@@ -201,9 +202,10 @@ def test_sweep_matches_column_updates():
     work = fast.Workspace(9, 9)
     trace = 1.0
     for j in range(9):
-        trace, *_ = fast.column_update(Sigma, X1, H1, M1, j, lam, beta, trace, work, 5, 1e-3, 50)
-    trace2, passes, n_exact = fast.bca_sweep(Sigma, X2, H2, M2, lam, beta, 1.0, work, 5,
-                                             1e-3, 50)
+        trace, *_ = fast.column_update(Sigma, X1, H1, M1, j, lam, beta, trace, work=work,
+                                       max_passes=5, qp_tol=1e-3, max_rounds=50)
+    trace2, passes, n_exact = fast.bca_sweep(Sigma, X2, H2, M2, lam, beta, 1.0, work,
+                                             max_passes=5, qp_tol=1e-3, max_rounds=50)
     np.testing.assert_array_equal(X1, X2)
     np.testing.assert_array_equal(M1, M2)
     assert trace2 == trace

@@ -56,7 +56,7 @@ def test_proximal_dual_tightens_a_rank_three_bound():
     Sigma, lam = high_rank_problem()
     res, S, lam_n, Z0, U0, scale = _bca_state(Sigma, lam, 30)
     Z_in, U_in = Z0.copy(), U0.copy()
-    upper, D, value, Z, _ = proximal_dual(S, lam_n, Z0, U0, seconds=30.0, max_outer=12)
+    upper, D, value, Z, _ = proximal_dual(S, lam_n, Z0, U0, work=np.inf, max_outer=12)
     # nothing the caller passed is modified
     np.testing.assert_array_equal(Z0, Z_in)
     np.testing.assert_array_equal(U0, U_in)
@@ -79,7 +79,7 @@ def test_dspca_bca_certifies_a_rank_three_optimum(monkeypatch):
     import spca._bca as bca
 
     Sigma, lam = high_rank_problem()
-    # max_sweeps bounds the polish's time too: a margin for a loaded machine
+    # max_sweeps bounds the polish's work too (its horizon counts sweeps)
     res = spca.dspca_bca(Sigma, lam, max_sweeps=2000, working_set=False)
     assert res.converged and res.gap <= 1e-6
     # either polish may win the first slices here (both certify it)

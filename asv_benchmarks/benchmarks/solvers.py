@@ -93,12 +93,13 @@ class Kernels:
     def time_sweep_exact(self, n):
         X, M, H = self.X.copy(), self.M.copy(), self.H.copy()
         _bca_fast.bca_sweep(self.Sigma, X, H, M, self.lam, self.beta, float(np.trace(X)),
-                            self.work, 5, 1e-3, 50)
+                            self.work, max_passes=5, qp_tol=1e-3, max_rounds=50)
 
     def time_sweep_coordinate_descent(self, n):
         X, M = self.X.copy(), self.M.copy()
         _bca_fast.bca_sweep(self.Sigma, X, np.empty((0, 0)), M, self.lam, self.beta,
-                            float(np.trace(X)), self.work, 5, 1e-3, 0)
+                            float(np.trace(X)), self.work, max_passes=5, qp_tol=1e-3,
+                            max_rounds=0)
 
     def time_cubic_root(self, n):
         for c in (-1.0, 0.0, 1.0):
