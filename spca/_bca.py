@@ -35,6 +35,7 @@ from ._certificate import (
     rank_one_dual_matrix,
     relative_gap,
 )
+from ._interior import INTERIOR_MAX, INTERIOR_SWEEPS, convergence_advice, finish_block
 from ._proximal import proximal_dual
 from ._screening import safe_feature_elimination
 from ._validation import (
@@ -685,7 +686,9 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
     if not converged:
         warnings.warn(
             f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
-            f"> tol = {tol:g}; increase max_sweeps or tol",
+            f"> tol = {tol:g}; " + convergence_advice(
+                gap=cert.gap, tol=tol, max_sweeps=max_sweeps, history=history,
+                largest_block=max(b.size for b in blocks)),
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -821,9 +824,16 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
         beta_min = beta_k = beta / scale**2
     work = _bca_fast.Workspace(m, MAX_ACTIVE)
     max_rounds = 50 if qp_finish else 0
-    return _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol, max_sweeps, work,
-                   max_qp_passes, qp_tol, max_rounds, qp_finish, history, scale, verbose,
-                   refine, give_up, polish_dual, purge)
+    # a small block the sweeps do not certify is finished by an interior-point method
+    small = m <= INTERIOR_MAX and beta is None and max_sweeps > INTERIOR_SWEEPS
+    out = _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol,
+                  INTERIOR_SWEEPS if small else max_sweeps, work, max_qp_passes, qp_tol,
+                  max_rounds, qp_finish, history, scale, verbose, refine and not small,
+                  give_up, polish_dual, purge)
+    if small and out[1].gap > tol:
+        out = finish_block(S, lam_n, X, M, out, tol=tol, history=history, scale=scale,
+                           verbose=verbose)
+    return out
 
 
 # Working sets (see _solve_working_set): used by default on connected blocks
