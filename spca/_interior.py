@@ -244,14 +244,17 @@ def interior_point(S: np.ndarray, lam: float, *, tol: float = 1e-6, max_iter: in
     """
     S = _check(S, lam, tol, max_iter)
     n = S.shape[0]
-    if n == 1 or lam == 0.0:
-        # no pair, or the box is a point: phi = lambda_max(S - lam I)
-        D = S.copy()
-        np.fill_diagonal(D, np.diag(S) - lam)
-        v = np.linalg.eigh(D)[1][:, -1]
-        Z = np.outer(v, v)
-        lower, upper = dspca_objective(S, Z, lam), lambda_max_upper(D)
-        return InteriorResult(Z, lower, D, upper, 0, relative_gap(lower, upper) <= tol)
+    # U = 0 off the diagonal is dual feasible and Z = v v' (v the leading
+    # eigenvector of S - lam I) primal feasible: exact with one feature or
+    # lam = 0, and within tol when lam is tiny (the box is then too thin for
+    # the barrier)
+    D = S.copy()
+    np.fill_diagonal(D, np.diag(S) - lam)
+    v = np.linalg.eigh(D)[1][:, -1]
+    Z = np.outer(v, v)
+    lower, upper = dspca_objective(S, Z, lam), lambda_max_upper(D)
+    if n == 1 or relative_gap(lower, upper) <= tol:
+        return InteriorResult(Z, lower, D, upper, 0, True)
     Sp = S.copy()
     Sp.reshape(-1)[:: n + 1] -= lam
     iu, ju = np.triu_indices(n, 1)
