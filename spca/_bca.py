@@ -696,7 +696,7 @@ def _solve(S_in, kept, n, lam, tol, X0, beta, max_sweeps, max_qp_passes, qp_tol,
         warnings.warn(
             f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
             f"> tol = {tol:g}; " + convergence_advice(
-                gap=cert.gap, tol=tol, max_sweeps=max_sweeps, history=history,
+                gap=cert.gap, tol=tol, sweeps=sweep, max_sweeps=max_sweeps, history=history,
                 largest_block=max(b.size for b in blocks)),
             ConvergenceWarning,
             stacklevel=3,

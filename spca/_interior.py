@@ -370,20 +370,32 @@ def finish_block(S: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray, out: t
     return sweep, new, passes, exact, t_cert + time.perf_counter() - t0, beta_k
 
 
-def convergence_advice(*, gap: float, tol: float, max_sweeps: int, largest_block: int,
-                       history: list | tuple) -> str:
+def convergence_advice(*, gap: float, tol: float, sweeps: int, max_sweeps: int,
+                       largest_block: int, history: list | tuple) -> str:
     """What to do about a solve of ``dspca_bca`` that stopped with ``gap > tol``.
 
     A block small enough for :func:`finish_block` was not handed to it because
     ``max_sweeps`` was at most ``INTERIOR_SWEEPS``: more sweeps then certify
-    it.  Otherwise the rate of the gap over the second half of the checks in
-    ``history`` (``(sweep, beta, lower, upper)``) says whether more sweeps
-    would reach ``tol``, and about how many.
+    it.  A solve that stopped before ``max_sweeps`` (``sweeps`` fewer) was
+    ended by the polish of stalled sweeps, which more sweeps do not change.
+    Otherwise the rate of the gap over the second half of the sweeps' checks
+    in ``history`` (``(sweep, beta, lower, upper)``; the first entry of each
+    sweep, later ones being the polish's) says whether more sweeps would
+    reach ``tol``, and about how many.
     """
     if largest_block <= INTERIOR_MAX and max_sweeps <= INTERIOR_SWEEPS:
         return (f"increase max_sweeps above {INTERIOR_SWEEPS} (blocks of up to "
                 f"{INTERIOR_MAX} features are then finished by an interior-point method)")
-    checks = [(int(h[0]), relative_gap(h[2], h[3])) for h in history]
+    valid = (f"the bounds are valid as they are (objective <= phi <= upper_bound); "
+             f"or pass tol >= {gap:.2g}")
+    if sweeps < max_sweeps:
+        return (f"more sweeps will not help: the sweeps stalled (an optimum of rank above "
+                f"one) and the polish that took over ended at sweep {sweeps} of "
+                f"{max_sweeps}; " + valid)
+    checks: list[tuple[int, float]] = []
+    for h in history:
+        if not checks or int(h[0]) > checks[-1][0]:
+            checks.append((int(h[0]), relative_gap(h[2], h[3])))
     if checks:
         last, g = checks[-1]
         s1, g1 = next(c for c in checks if c[0] >= last // 2)
@@ -393,5 +405,4 @@ def convergence_advice(*, gap: float, tol: float, max_sweeps: int, largest_block
                 return (f"increase max_sweeps to about {math.ceil(1.25 * need)} (where the "
                         f"rate of the gap over the second half of the sweeps reaches tol)")
     return ("more sweeps are unlikely to help: the gap stalled (optima of rank above one "
-            "converge slowly by block coordinate ascent); the bounds are valid as they "
-            f"are (objective <= phi <= upper_bound), or pass tol >= {gap:.2g}")
+            "converge slowly by block coordinate ascent); " + valid)

@@ -192,13 +192,32 @@ def test_convergence_advice_rates():
     # a gap falling tenfold every 10 sweeps from 1e-2 at sweep 40 to 1e-4 at
     # sweep 60: tol = 1e-6 is 20 sweeps away, 100 with the 1.25 margin
     hist = [(s, 0.0, 1.0 - 10 ** (-2 - (s - 40) / 10), 1.0) for s in (20, 30, 40, 50, 60)]
-    msg = convergence_advice(gap=1e-4, tol=1e-6, max_sweeps=60, largest_block=100,
-                             history=hist)
+    msg = convergence_advice(gap=1e-4, tol=1e-6, sweeps=60, max_sweeps=60,
+                             largest_block=100, history=hist)
     assert "increase max_sweeps to about 100" in msg
     stalled = [(s, 0.0, 1.0 - 1e-3, 1.0) for s in (20, 30, 40, 50, 60)]
-    msg = convergence_advice(gap=1e-3, tol=1e-6, max_sweeps=60, largest_block=100,
-                             history=stalled)
+    msg = convergence_advice(gap=1e-3, tol=1e-6, sweeps=60, max_sweeps=60,
+                             largest_block=100, history=stalled)
     assert msg.startswith("more sweeps are unlikely to help")
-    msg = convergence_advice(gap=1e-3, tol=1e-6, max_sweeps=10,
+    # stopped by the polish before max_sweeps: more sweeps change nothing
+    msg = convergence_advice(gap=1e-4, tol=1e-6, sweeps=60, max_sweeps=500,
+                             largest_block=100, history=hist)
+    assert msg.startswith("more sweeps will not help") and "sweep 60 of 500" in msg
+    msg = convergence_advice(gap=1e-3, tol=1e-6, sweeps=10, max_sweeps=10,
                              largest_block=INTERIOR_MAX, history=stalled)
     assert msg.startswith(f"increase max_sweeps above {INTERIOR_SWEEPS}")
+
+
+def test_convergence_warning_when_the_polish_ends_the_solve():
+    # tridiagonal n = 60 (above INTERIOR_MAX): the sweeps stall and the polish
+    # ends the solve before max_sweeps; the advice must not ask for more sweeps
+    S = tridiagonal(60)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", spca.ConvergenceWarning)
+        res = spca.dspca_bca(S, 0.2)
+    messages = [str(w.message) for w in record if w.category is spca.ConvergenceWarning]
+    assert bool(messages) == (not res.converged)
+    if messages and res.n_sweeps < 500:
+        assert "more sweeps will not help" in messages[0]
+        assert "increase max_sweeps" not in messages[0]
+    assert res.objective <= res.upper_bound
