@@ -75,6 +75,8 @@ INTERIOR_MAX = 40
 INTERIOR_SWEEPS = 30
 # Fraction of the largest step to the boundary of the cones.
 STEP_BACK = 0.98
+# Mehrotra's second-order corrector.
+CORRECTOR = True
 # Iterations allowed by default (a work limit; 55 were the most measured).
 MAX_ITER = 100
 
@@ -172,9 +174,11 @@ def _pairs_matrix(n: int, iu: np.ndarray, ju: np.ndarray, v: np.ndarray) -> np.n
 
 
 def _direction(x: _Iterate, lam: float, cf, iu: np.ndarray, ju: np.ndarray,
-               sigma_mu: float) -> tuple:
+               sigma_mu: float, aff: tuple | None = None) -> tuple:
     """The HKM Newton direction towards ``sigma mu`` from the factored normal
-    equations ``cf`` (see :func:`interior_point`)."""
+    equations ``cf`` (see :func:`interior_point`); with the affine direction
+    ``aff``, Mehrotra's corrector: the products ``dLam_a dZ_a`` and
+    ``ds_a dz_a`` join the right-hand side of the complementarity."""
     n = x.Z.shape[0]
     G = x.G
     sp, sm = x.slacks(lam)
@@ -182,6 +186,15 @@ def _direction(x: _Iterate, lam: float, cf, iu: np.ndarray, ju: np.ndarray,
     rhs = np.empty(m + 1)
     rhs[0] = -(1.0 - sigma_mu * float(np.trace(G)))
     rhs[1:] = -(2.0 * sigma_mu * G[iu, ju] + sigma_mu * (1.0 / sp - 1.0 / sm))
+    E = cp = cm = None
+    if aff is not None:
+        _, du_a, dLam_a, dZ_a, dzp_a, dzm_a = aff
+        E = -(G @ dLam_a @ dZ_a)
+        E = 0.5 * (E + E.T)
+        cp = du_a * dzp_a / sp  # -ds+_a dz+_a / s+, with ds+ = -du
+        cm = -du_a * dzm_a / sm  # -ds-_a dz-_a / s-, with ds- = du
+        rhs[0] += float(np.trace(E))
+        rhs[1:] -= 2.0 * E[iu, ju] + cp - cm
     d = sla.cho_solve(cf, rhs, check_finite=False)
     dt, du = float(d[0]), d[1:]
     dLam = -_pairs_matrix(n, iu, ju, du)
@@ -190,6 +203,10 @@ def _direction(x: _Iterate, lam: float, cf, iu: np.ndarray, ju: np.ndarray,
     dZ = 0.5 * (dZ + dZ.T)
     dzp = sigma_mu / sp - x.zp + (x.zp / sp) * du
     dzm = sigma_mu / sm - x.zm - (x.zm / sm) * du
+    if aff is not None:
+        dZ += E
+        dzp += cp
+        dzm += cm
     return dt, du, dLam, dZ, dzp, dzm
 
 
@@ -319,7 +336,7 @@ def interior_point(S: np.ndarray, lam: float, *, tol: float = 1e-6, max_iter: in
                   + float((sp - a_d * du_a) @ (x.zp + a_p * dzp_a))
                   + float((sm + a_d * du_a) @ (x.zm + a_p * dzm_a))) / nu
         sigma = min(1.0, (mu_aff / mu) ** 3)
-        step = _direction(x, lam, cf, iu, ju, sigma * mu)
+        step = _direction(x, lam, cf, iu, ju, sigma * mu, aff if CORRECTOR else None)
         a_p, a_d = (min(1.0, STEP_BACK * a) for a in _step_lengths(x, lam, step))
         dt, du, _, dZ, dzp, dzm = step
         Zn = x.Z + a_p * dZ
