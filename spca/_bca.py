@@ -476,9 +476,9 @@ def dspca_bca(
     do not certify (with ``max_sweeps > 30`` and the default ``beta``) is
     finished by a primal-dual interior-point method (``spca/_interior.py``,
     reported as ``"interior point"``) instead of the support refinement and
-    the polish: ``O(n^6)`` flops an iteration, 25-55 iterations, whatever
+    the polish: ``O(n^6)`` flops an iteration, 10-25 iterations whatever
     the rank of the optimum (a 40 x 40 tridiagonal covariance at
-    ``lam = 0.2``, rank about 28: about 1.5 s on one thread).
+    ``lam = 0.2``, rank about 28: 18 iterations, 1-2 s on one thread).
 
     *Stopping rule.* The gap is checked after sweeps 1 to 6 and then on a
     geometric schedule (8, 10, 12, 15, 19, 24, ...: about ten checks per
@@ -834,7 +834,8 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     work = _bca_fast.Workspace(m, MAX_ACTIVE)
     max_rounds = 50 if qp_finish else 0
     # a small block the sweeps do not certify is finished by an interior-point method
-    small = m <= INTERIOR_MAX and beta is None and max_sweeps > INTERIOR_SWEEPS
+    # (not for a solve that needs no tight gap: refine=False, see _dspca_bca_checked)
+    small = m <= INTERIOR_MAX and beta is None and refine and max_sweeps > INTERIOR_SWEEPS
     out = _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol,
                   INTERIOR_SWEEPS if small else max_sweeps, work, max_qp_passes, qp_tol,
                   max_rounds, qp_finish, history, scale, verbose, refine and not small,

@@ -24,15 +24,17 @@ start strictly feasible (``u = 0``, ``t = lambda_max(S') + 1``; ``Z = I / n``,
 ``z+ = z- = 1``) and stay so.  Each iteration takes a Newton step on the
 perturbed complementarity ``Lam Z = sigma mu I``, ``s+- z+- = sigma mu``
 with the HKM direction (``dZ = sym(sigma mu Lam^-1 - Z - Lam^-1 dLam Z)``),
-``sigma`` from Mehrotra's predictor.  Eliminating ``dZ`` and ``dz+-`` leaves
-normal equations in ``(dt, du)``: ``m + 1`` unknowns whose matrix,
+``sigma`` from Mehrotra's predictor and his second-order corrector.
+Eliminating ``dZ`` and ``dz+-`` leaves normal equations in ``(dt, du)``:
+``m + 1`` unknowns whose matrix,
 ``Lam^-1_ik Z_jl + Lam^-1_il Z_jk + Lam^-1_jk Z_il + Lam^-1_jl Z_ik``
 between the pairs ``(i, j)`` and ``(k, l)``, is formed by gathers and
 factored by Cholesky: ``O(n^6)`` flops an iteration, which is why only
 blocks of up to ``INTERIOR_MAX`` features are handed to this method.
-Measured with one BLAS thread on the tridiagonal family at ``lam = 0.2``:
-18 iterations at n = 12, 25 at n = 20, 34 at n = 40 (1.6 s on a loaded
-2-core machine), 43 at n = 60 (12.6 s).
+Measured with one BLAS thread on the tridiagonal family at ``lam = 0.2``
+(without the corrector: 25, 34 and 43 iterations): 13 iterations at
+n = 20, 18 at n = 40 (1-2 s on a loaded 2-core machine), 22 at n = 60
+(5.4 s).
 
 Bounds hold whatever the accuracy of the iterations: ``Z`` is positive
 definite with trace one, so its objective, evaluated exactly, is a lower
@@ -65,12 +67,14 @@ __all__ = ["INTERIOR_MAX", "INTERIOR_SWEEPS", "InteriorResult", "convergence_adv
 
 # dspca_bca finishes a block of at most INTERIOR_MAX features by
 # interior_point when INTERIOR_SWEEPS sweeps have not certified it (and the
-# caller allowed more sweeps than that).  One iteration costs O(n^6) flops:
-# at n = 40 the tridiagonal case took 1.6 s and the Gaussian covariance at
-# 0.05 x its largest off-diagonal entry needs twice the iterations; at n = 60
-# they took 12.6 s and 28 s, where the sweeps and their polish certify the
-# Gaussian case in 1.4 s.  Low-rank optima (most problems) certify within 25
-# sweeps, before the hand-over.
+# caller allowed more sweeps than that, and asked for a tight gap).  One
+# iteration costs O(n^6) flops: at n = 40 the tridiagonal case at lam = 0.2
+# took 1-2 s (18 iterations); at n = 60 the hand-over took 3.4-4.8 s on the
+# tridiagonal family (certified, where the sweeps and their polish stop at
+# gaps of 2e-4 to 6e-4) but 3.6 s against 0.6-1.3 s on a Gaussian and a
+# spiked covariance that the polish certifies, so blocks above 40 keep the
+# polish.  Low-rank optima (most problems) certify within 25 sweeps, before
+# the hand-over.
 INTERIOR_MAX = 40
 INTERIOR_SWEEPS = 30
 # Fraction of the largest step to the boundary of the cones.
