@@ -412,8 +412,9 @@ def dspca_bca(
     Warns
     -----
     ConvergenceWarning
-        When ``max_sweeps`` is reached with ``gap > tol``; the message says
-        whether more sweeps would help (and about how many) or not.
+        When the solve ends with ``gap > tol`` (at ``max_sweeps``, or earlier
+        when the polish of stalled sweeps ends it); the message says whether
+        more sweeps would help (and about how many) or not.
     EmptyProblemWarning
         When no feature has ``Sigma_ii > lam``: the result has an empty support,
         ``Z = 0`` and objective 0 (the value of the penalised cardinality
