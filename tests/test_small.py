@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import spca
 from spca._certificate import barrier_matrix, dspca_objective
 from spca._interior import (
+    INTERIOR_FALLBACK,
     INTERIOR_MAX,
     INTERIOR_SWEEPS,
     convergence_advice,
@@ -148,13 +149,18 @@ def test_tridiagonal_certified_by_dspca_bca(n):
     assert np.sum(np.linalg.eigvalsh(res.Z) > 1e-3) >= 10
 
 
-def test_tridiagonal_60_certified_by_interior_point():
-    # n = 60 is above INTERIOR_MAX (one iteration is O(n^6) flops), so
-    # dspca_bca does not hand it over; the method itself certifies it
+def test_tridiagonal_60_certified():
+    # above INTERIOR_MAX (one iteration is O(n^6) flops) the sweeps and the
+    # polish come first; they stop at a gap of about 2e-4 here, and the
+    # interior-point fallback (INTERIOR_FALLBACK) certifies
     S = tridiagonal(60)
-    res = interior_point(S, 0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", spca.ConvergenceWarning)
+        res = spca.dspca_bca(S, 0.2)
     assert res.converged and res.gap <= 1e-6
-    check_bounds(S, 0.2, res)
+    assert np.linalg.eigvalsh(res.Z)[0] >= -1e-12
+    assert np.trace(res.Z) == pytest.approx(1.0, abs=1e-12)
+    assert res.objective == pytest.approx(dspca_objective(S, res.Z, 0.2), abs=1e-12)
 
 
 def test_warm_start_from_interior_point_result():
@@ -209,9 +215,10 @@ def test_convergence_advice_rates():
 
 
 def test_convergence_warning_when_the_polish_ends_the_solve():
-    # tridiagonal n = 60 (above INTERIOR_MAX): the sweeps stall and the polish
-    # ends the solve before max_sweeps; the advice must not ask for more sweeps
-    S = tridiagonal(60)
+    # tridiagonal n = 70 (above INTERIOR_FALLBACK): the sweeps stall and the
+    # polish ends the solve before max_sweeps; the advice must not ask for more
+    S = tridiagonal(70)
+    assert S.shape[0] > INTERIOR_FALLBACK
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", spca.ConvergenceWarning)
         res = spca.dspca_bca(S, 0.2)
