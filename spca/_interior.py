@@ -402,8 +402,10 @@ def convergence_advice(*, gap: float, tol: float, sweeps: int, max_sweeps: int,
 
     A block small enough for :func:`finish_block` was not handed to it because
     ``max_sweeps`` was at most ``INTERIOR_SWEEPS``: more sweeps then certify
-    it.  A solve that stopped before ``max_sweeps`` (``sweeps`` fewer) was
-    ended by the polish of stalled sweeps, which more sweeps do not change.
+    it; if it was handed over, the interior-point method ran out of
+    iterations, which more sweeps do not change.  A solve that stopped before
+    ``max_sweeps`` (``sweeps`` fewer) was ended by the polish of stalled
+    sweeps, which more sweeps do not change either.
     Otherwise the rate of the gap over the second half of the sweeps' checks
     in ``history`` (``(sweep, beta, lower, upper)``; the first entry of each
     sweep, later ones being the polish's) says whether more sweeps would
@@ -414,6 +416,10 @@ def convergence_advice(*, gap: float, tol: float, sweeps: int, max_sweeps: int,
                 f"{INTERIOR_MAX} features are then finished by an interior-point method)")
     valid = (f"the bounds are valid as they are (objective <= phi <= upper_bound); "
              f"or pass tol >= {gap:.2g}")
+    if largest_block <= INTERIOR_MAX:
+        # the interior-point finish ran and used up its MAX_ITER iterations
+        return ("more sweeps will not help: the interior-point finish of the block "
+                f"stopped at its limit of {MAX_ITER} iterations; " + valid)
     if sweeps < max_sweeps:
         return (f"more sweeps will not help: the sweeps stalled (an optimum of rank above "
                 f"one) and the polish that took over ended at sweep {sweeps} of "

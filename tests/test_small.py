@@ -212,6 +212,10 @@ def test_convergence_advice_rates():
     msg = convergence_advice(gap=1e-3, tol=1e-6, sweeps=10, max_sweeps=10,
                              largest_block=INTERIOR_MAX, history=stalled)
     assert msg.startswith(f"increase max_sweeps above {INTERIOR_SWEEPS}")
+    # a small block whose interior-point finish ran out of iterations
+    msg = convergence_advice(gap=1e-3, tol=1e-6, sweeps=30, max_sweeps=500,
+                             largest_block=INTERIOR_MAX, history=stalled)
+    assert msg.startswith("more sweeps will not help: the interior-point finish")
 
 
 def test_convergence_warning_when_the_polish_ends_the_solve():
