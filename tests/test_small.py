@@ -232,3 +232,13 @@ def test_convergence_warning_when_the_polish_ends_the_solve():
         assert "more sweeps will not help" in messages[0]
         assert "increase max_sweeps" not in messages[0]
     assert res.objective <= res.upper_bound
+
+
+def test_dspca_bca_small_block_is_deterministic():
+    # same input, same answer: no decision of the hand-over reads the clock
+    S = tridiagonal(20)
+    a = spca.dspca_bca(S, 0.2)
+    b = spca.dspca_bca(S, 0.2)
+    assert "interior point" in (a.primal, a.dual)
+    assert np.array_equal(a.Z, b.Z) and np.array_equal(a.X, b.X)
+    assert (a.objective, a.upper_bound, a.n_sweeps) == (b.objective, b.upper_bound, b.n_sweeps)
