@@ -486,9 +486,9 @@ def dspca_bca(
     the polish: ``O(n^6)`` flops an iteration, 10-25 iterations whatever
     the rank of the optimum (a 40 x 40 tridiagonal covariance at
     ``lam = 0.2``, rank about 28: 18 iterations, 1-2 s on one thread).
-    A block of at most 60 features whose polish ends the sweeps uncertified
-    before ``max_sweeps`` is finished by it too (tridiagonal, n = 60: about
-    5 s).
+    A block of at most 60 features that the polish leaves uncertified (with
+    ``max_sweeps >= 50``, so that the polish has its turn) is finished by it
+    too (tridiagonal, n = 60: about 5 s).
 
     *Stopping rule.* The gap is checked after sweeps 1 to 6 and then on a
     geometric schedule (8, 10, 12, 15, 19, 24, ...: about ten checks per
@@ -845,15 +845,16 @@ def _solve_block(S, lam_n, X, M, history, *, tol, max_sweeps, max_qp_passes, qp_
     max_rounds = 50 if qp_finish else 0
     # a small block the sweeps do not certify is finished by an interior-point method
     # (not for a solve that needs no tight gap: refine=False, see _dspca_bca_checked);
-    # up to INTERIOR_FALLBACK features when the polish ended the sweeps uncertified
+    # up to INTERIOR_FALLBACK features when the polish (its turn comes by sweep
+    # POLISH_MIN_SWEEPS) leaves the block uncertified
     finish = beta is None and refine and max_sweeps > INTERIOR_SWEEPS
     small = finish and m <= INTERIOR_MAX
+    finish = small or (finish and polish_dual and m <= INTERIOR_FALLBACK
+                       and max_sweeps >= POLISH_MIN_SWEEPS)
     out = _sweeps(S, X, M, lam_n, beta_k, beta_min, m, tol,
                   INTERIOR_SWEEPS if small else max_sweeps, work, max_qp_passes, qp_tol,
                   max_rounds, qp_finish, history, scale, verbose, refine and not small,
                   give_up, polish_dual, purge)
-    finish = small or (finish and not give_up and m <= INTERIOR_FALLBACK
-                       and out[0] < max_sweeps)
     if finish and out[1].gap > tol:
         out = finish_block(S, lam_n, X, M, out, tol=tol, history=history, scale=scale,
                            verbose=verbose)

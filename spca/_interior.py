@@ -77,8 +77,8 @@ __all__ = ["INTERIOR_FALLBACK", "INTERIOR_MAX", "INTERIOR_SWEEPS", "InteriorResu
 # the hand-over.
 INTERIOR_MAX = 40
 INTERIOR_SWEEPS = 30
-# A block of at most INTERIOR_FALLBACK features whose polish ends the sweeps
-# uncertified before max_sweeps is finished by interior_point too (tridiagonal
+# A block of at most INTERIOR_FALLBACK features that the polish leaves
+# uncertified is finished by interior_point too (tridiagonal
 # n = 60: certified after 3.4-4.8 s more, where the polish stopped at gaps of
 # 2e-4 and 6e-4).
 INTERIOR_FALLBACK = 60
