@@ -36,6 +36,13 @@ from ._certificate import (
     relative_gap,
     with_margin,
 )
+from ._interior import (
+    INTERIOR_FALLBACK,
+    INTERIOR_MAX,
+    INTERIOR_SWEEPS,
+    convergence_advice,
+    finish_block,
+)
 from ._limits import (
     STATUS_OPTIMAL,
     STATUS_TIME_LIMIT,
@@ -495,8 +502,9 @@ def dspca_bca(
     Warns
     -----
     ConvergenceWarning
-        When the solve ends with ``gap > tol``: ``max_sweeps`` was reached
-        (``status == "work_limit"``; raise ``max_sweeps`` or ``tol``) or
+        When the solve ends with ``gap > tol``: ``max_sweeps`` was reached or
+        the polish of stalled sweeps ended it (``status == "work_limit"``; the
+        message says whether more sweeps would help, and about how many), or
         ``time_limit`` ended it (``status == "time_limit"``; the message says
         so).  The bounds hold either way.
     EmptyProblemWarning
@@ -514,7 +522,9 @@ def dspca_bca(
     -- and only ``time_limit`` reads a clock.  To steer a solve: ``tol`` and
     ``max_sweeps`` bound the accuracy and the work, ``time_limit`` the time,
     ``X0`` warm-starts from a nearby ``lam``, and ``eliminate`` and
-    ``working_set`` choose how the problem is reduced.  With
+    ``working_set`` choose how the problem is reduced.  Blocks of at most 60
+    features that the sweeps do not certify are finished by a primal-dual
+    interior-point method (``primal == "interior point"``).  With
     ``eliminate=True`` all bounds refer to the reduced problem (Theorem 1
     is exact for the cardinality problem, not for the relaxation).  How the
     sweeps, the stopping rule, the certificate, the polish, the working sets
@@ -704,7 +714,9 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
         status = STATUS_WORK_LIMIT
         warnings.warn(
             f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
-            f"> tol = {tol:g}; increase max_sweeps or tol",
+            f"> tol = {tol:g}; " + convergence_advice(
+                gap=cert.gap, tol=tol, sweeps=sweep, max_sweeps=opts.max_sweeps, history=history,
+                largest_block=max(b.size for b in blocks)),
             ConvergenceWarning,
             stacklevel=3,
         )
@@ -837,7 +849,22 @@ def _solve_block(S, lam_n, X, M, history, opts: _SolveOptions):
         beta_k = max(BETA_START * phi0 * phi0 / m, beta_min)
     else:
         beta_min = beta_k = opts.beta / opts.scale**2
-    return _sweeps(S, X, M, lam_n, history, opts, beta_k=beta_k, beta_min=beta_min)
+    # A small block the sweeps do not certify is finished by the interior-point
+    # method (spca/_interior.py), not for a solve that needs no tight gap
+    # (refine=False, see _dspca_bca_checked); up to INTERIOR_FALLBACK features
+    # when the polish (its turn comes by sweep POLISH_MIN_SWEEPS) leaves the
+    # block uncertified.
+    finish = opts.beta is None and opts.refine and opts.max_sweeps > INTERIOR_SWEEPS
+    small = finish and m <= INTERIOR_MAX
+    finish = small or (finish and opts.polish and m <= INTERIOR_FALLBACK
+                       and opts.max_sweeps >= POLISH_MIN_SWEEPS)
+    sweep_opts = (dataclasses.replace(opts, max_sweeps=INTERIOR_SWEEPS, refine=False)
+                  if small else opts)
+    out = _sweeps(S, X, M, lam_n, history, sweep_opts, beta_k=beta_k, beta_min=beta_min)
+    if finish and out[1].gap > opts.tol and not opts.out_of_time:
+        out = finish_block(S, lam_n, X, M, out, tol=opts.tol, history=history,
+                           scale=opts.scale, verbose=opts.verbose)
+    return out
 
 
 # Working sets (_solve_working_set); see docs/user_guide/algorithm.rst.

@@ -209,12 +209,13 @@ def test_repr_is_readable():
 
 def test_rank_two_optimum_is_certified():
     # On this instance the optimal Z has eigenvalues 0.970 and 0.030 (interior
-    # point), so no rank-one certificate exists; the support refinement finds it.
+    # point), so no rank-one certificate exists; the interior-point finish of
+    # small blocks (spca/_interior.py; the support refinement before it) finds it.
     G = make_gaussian_covariance(12, random_state=2)
     lam = half_max_offdiag(G)
     res = spca.dspca_bca(G, lam, tol=1e-7)
     assert res.converged and res.gap <= 1e-7
-    assert res.primal == "support refinement"
+    assert res.primal == "interior point"
     ev = np.linalg.eigvalsh(res.Z)
     assert ev[-2] > 1e-2  # genuinely rank two
     ref = sdp_value(G, lam)
