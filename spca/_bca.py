@@ -716,7 +716,7 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
             f"dspca_bca stopped after {sweep} sweeps with relative gap {cert.gap:.3e} "
             f"> tol = {tol:g}; " + convergence_advice(
                 gap=cert.gap, tol=tol, sweeps=sweep, max_sweeps=opts.max_sweeps, history=history,
-                largest_block=max(b.size for b in blocks)),
+                largest_block=max(b.size for b in blocks), polish_from=POLISH_MIN_SWEEPS),
             ConvergenceWarning,
             stacklevel=3,
         )

@@ -398,7 +398,8 @@ def finish_block(S: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray, out: t
 
 
 def convergence_advice(*, gap: float, tol: float, sweeps: int, max_sweeps: int,
-                       largest_block: int, history: list | tuple) -> str:
+                       largest_block: int, history: list | tuple,
+                       polish_from: int = 50) -> str:
     """What to do about a solve of ``dspca_bca`` that stopped with ``gap > tol``.
 
     A block small enough for :func:`finish_block` was not handed to it because
@@ -410,7 +411,9 @@ def convergence_advice(*, gap: float, tol: float, sweeps: int, max_sweeps: int,
     Otherwise the rate of the gap over the second half of the sweeps' checks
     in ``history`` (``(sweep, beta, lower, upper)``; the first entry of each
     sweep, later ones being the polish's) says whether more sweeps would
-    reach ``tol``, and about how many.
+    reach ``tol``, and about how many; when it does not and ``max_sweeps``
+    is below ``polish_from`` (the sweep from which stalled sweeps are handed
+    to the polish), the advice is to let the polish have its turn.
     """
     if largest_block <= INTERIOR_MAX and max_sweeps <= INTERIOR_SWEEPS:
         return (f"increase max_sweeps above {INTERIOR_SWEEPS} (blocks of up to "
@@ -437,5 +440,9 @@ def convergence_advice(*, gap: float, tol: float, sweeps: int, max_sweeps: int,
             if need <= 4 * max_sweeps:
                 return (f"increase max_sweeps to about {math.ceil(1.25 * need)} (where the "
                         f"rate of the gap over the second half of the sweeps reaches tol)")
+    if max_sweeps < polish_from:
+        return (f"increase max_sweeps to at least {polish_from} (from sweep {polish_from} "
+                f"on, stalled sweeps are handed to first-order iterations that certify "
+                f"optima of rank above one)")
     return ("more sweeps are unlikely to help: the gap stalled (optima of rank above one "
             "converge slowly by block coordinate ascent); " + valid)

@@ -109,7 +109,8 @@ def test_no_decision_reads_the_clock(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         res = spca.dspca_bca(Sigma, lam, working_set=True, max_sweeps=60)
-        assert res.status == "work_limit" and np.isfinite(res.upper_bound)
+        # (60 features: the interior-point finish may certify it)
+        assert res.status in ("optimal", "work_limit") and np.isfinite(res.upper_bound)
         res = spca.dspca_first_order(Sigma, lam, max_iter=30)
         assert res.status == "work_limit"
 
