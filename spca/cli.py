@@ -71,6 +71,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--candidates", type=int, default=1024, metavar="M",
                    help="initial number of candidate words (default: 1024; enlarged "
                         "automatically when needed)")
+    t.add_argument("--max-candidates", type=int, default=4096, metavar="M",
+                   help="most candidate words (default: 4096, a 128 MiB covariance); "
+                        "when more words tie with the candidates, the word lists are the "
+                        "best among M words and a note on stderr says so")
     t.add_argument("--tol", type=float, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
@@ -195,7 +199,8 @@ def _topics(args: argparse.Namespace) -> int:
         res = sparse_topics(
             source, vocab, n_components=args.components, cardinality=args.cardinality,
             deflation=args.deflation, refit=args.refit, transform=args.transform,
-            normalize=args.normalize, n_candidates=args.candidates, tol=args.tol,
+            normalize=args.normalize, n_candidates=args.candidates,
+            max_candidates=args.max_candidates, tol=args.tol,
             progress=progress, client=client,
         )
     if args.format == "json":
@@ -262,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _convert(args) if args.command == "convert" else _topics(args)
-    except (ValueError, TypeError, OSError, EOFError, ImportError) as exc:
+    except (ValueError, TypeError, OSError, EOFError, ImportError, MemoryError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"spca: error: {msg}", file=sys.stderr)
         return 1

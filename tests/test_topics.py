@@ -230,3 +230,62 @@ def test_cli_dask_refuses_unreadable_sources_before_starting_a_cluster(argv, mes
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("spca: error:") and message in err
+
+
+def _tied_corpus(n_words: int) -> sp.csr_array:
+    # 2 documents, every word once in the first: all variances tie (issue 28, defect 6)
+    return sp.csr_array(np.vstack([np.ones(n_words), np.zeros(n_words)]))
+
+
+def test_tied_variances_keep_the_candidates_bounded():
+    # was: enlarged to all 30,000 words, a 6.7 GiB covariance
+    res = sparse_topics(_tied_corpus(30_000), n_components=2, cardinality=5,
+                        n_candidates=64)
+    assert res.n_candidates == 64 and res.candidate_rounds == 1
+    assert "30000 words have variance above" in res.message
+    assert "max_candidates=4096" in res.message
+    for t in res.topics:
+        # every 5-word list has variance 5 * 0.25: optimal over the whole vocabulary
+        assert len(t.words) == 5
+        assert t.explained_variance == pytest.approx(1.25, rel=1e-9)
+        assert t.certified_ratio == pytest.approx(1.0, abs=1e-9)
+    # ties broken deterministically
+    again = sparse_topics(_tied_corpus(30_000), n_components=2, cardinality=5,
+                          n_candidates=64)
+    assert [t.words for t in again.topics] == [t.words for t in res.topics]
+
+
+def test_enlargement_stops_at_max_candidates_with_a_warning():
+    syn = planted_corpus()
+    stats = word_statistics(syn.counts)
+    free = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=4)
+    assert free.n_candidates > 10  # enlarged past 10 when not capped
+    with pytest.warns(UserWarning, match="formed for 10 candidate words only"):
+        capped = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=4,
+                               max_candidates=10)
+    assert capped.n_candidates == 10 < stats.n_words
+    assert "max_candidates=10" in capped.message
+    # the bounds still hold for the whole vocabulary: at least the full run's variances
+    for c, f in zip(capped.topics, free.topics, strict=True):
+        assert c.variance_upper_bound >= f.explained_variance * (1 - 1e-9)
+    with pytest.raises(ValueError, match="max_candidates must be >= cardinality"):
+        sparse_topics(syn.counts, cardinality=4, max_candidates=3)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS: Linux only")
+def test_cli_on_tied_variances_under_a_memory_cap(tmp_path):
+    from spca.text import write_uci
+
+    path = tmp_path / "docword.tie.txt"
+    write_uci(path, None, _tied_corpus(30_000))
+    assert path.stat().st_size < 300_000  # the issue's 289 KB input
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+            "from spca.cli import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([sys.executable, "-c", code, "topics", str(path), "--components",
+                           "1", "--candidates", "64"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    assert "note: 30000 words have variance above" in proc.stderr
+    assert "ratio 1.000" in proc.stdout
