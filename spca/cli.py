@@ -103,7 +103,9 @@ def _parser() -> argparse.ArgumentParser:
             "shards hold about equal numbers of nonzeros and never split a document. "
             "The dataset is built in a hidden directory .OUT_DIR.*.tmp beside OUT_DIR and "
             "renamed into place when complete; one left by a killed conversion is "
-            "deleted by the next conversion to OUT_DIR. "
+            "deleted by the next conversion to OUT_DIR. One conversion to OUT_DIR runs "
+            "at a time: another one started meanwhile is refused (exit status 1); the "
+            "lock is the file .OUT_DIR.lock beside OUT_DIR, deleted when done. "
             'Needs pyarrow (pip install "spca[dask]").'
         ),
     )
@@ -117,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--overwrite", action="store_true",
                    help="replace OUT_DIR if it holds a dataset written by spca convert and "
                         "nothing else (the new dataset is completed first; only the files "
-                        "the old manifest names are deleted)")
+                        "the old manifest names are deleted; if they cannot be, OUT_DIR is "
+                        "left unchanged and the exit status is 1)")
     return parser
 
 
@@ -242,8 +245,11 @@ def _convert(args: argparse.Namespace) -> int:
     from .text import convert_uci_to_parquet, open_parquet
 
     t0 = time.perf_counter()
-    out = convert_uci_to_parquet(args.docword, args.out_dir, shards=args.shards,
-                                 compression=args.compression, overwrite=args.overwrite)
+    try:
+        out = convert_uci_to_parquet(args.docword, args.out_dir, shards=args.shards,
+                                     compression=args.compression, overwrite=args.overwrite)
+    except FileExistsError as exc:  # the library names its argument, the user typed a flag
+        raise FileExistsError(str(exc).replace("overwrite=True", "--overwrite")) from None
     src = open_parquet(out)
     size = sum(Path(s.path).stat().st_size for s in src.shards)
     print(f"{out}: {len(src.shards)} shards, {src.n_docs} documents x {src.n_words} words, "
