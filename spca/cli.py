@@ -7,6 +7,7 @@ import contextlib
 import csv
 import io
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -233,12 +234,30 @@ def _dask_client(args: argparse.Namespace) -> Iterator[Any]:
                          "Parquet dataset (see `spca convert`) or a cache directory")
     if args.docword:
         _dask.source_pieces(open_source(args.docword), 1)
-    if args.workers is not None:
-        with _dask.local_cluster(args.workers) as client:
+    from ._interrupt import workers_ignore_sigint
+
+    with contextlib.ExitStack() as stack:
+        try:
+            if args.workers is not None:
+                stack.enter_context(workers_ignore_sigint())
+                client = stack.enter_context(_dask.local_cluster(args.workers))
+            else:
+                client = stack.enter_context(_dask.connect(args.scheduler))
             yield client
-    else:
-        with _dask.connect(args.scheduler) as client:
-            yield client
+        # Interrupted (perhaps while the cluster starts): end here, without the
+        # cluster's orderly close, whose threads and exit handlers printed
+        # tracebacks after the one-line message.  The worker processes exit
+        # by themselves when this process is gone (they watch it).
+        except KeyboardInterrupt:
+            _exit_now("spca: interrupted", 130)
+        except _Terminated:
+            _exit_now("spca: terminated", 143)
+
+
+def _exit_now(message: str, status: int) -> None:
+    sys.stdout.flush()
+    print(message, file=sys.stderr, flush=True)
+    os._exit(status)
 
 
 def _convert(args: argparse.Namespace) -> int:
