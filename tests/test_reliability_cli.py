@@ -308,3 +308,19 @@ def test_convert_names_the_cli_flag(tmp_path, docword):
     err = one_line_error(run("convert", str(docword), str(out), cwd=tmp_path),
                          "--overwrite replaces a dataset")
     assert "overwrite=True" not in err
+
+
+def test_scale_error_says_what_to_do_with_the_data(tmp_path):
+    # issue 28, defect 11: was "multiply Sigma and lam by the same power of two"
+    from spca.text import write_parquet
+
+    rng = np.random.default_rng(0)
+    C = sp.random(50, 20, density=0.5, random_state=rng, format="csr") * 1e100
+    write_parquet(sp.csr_array(C), tmp_path / "big")
+    err = one_line_error(run("topics", str(tmp_path / "big"), cwd=tmp_path),
+                         "largest word variance", "divide the counts", "--transform")
+    assert "Sigma" not in err and "lam" not in err
+    # and the advice works
+    proc = run("topics", str(tmp_path / "big"), "--transform", "log1p", "--quiet",
+               "--components", "1", "--cardinality", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr

@@ -383,3 +383,30 @@ def test_footer_bit_flips_of_a_converted_shard_never_abort(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout) == []
+
+
+@pytest.mark.parametrize("edit, needle", [
+    # issue 28, defect 11: a negative count in a cache directory was accepted
+    ("count", "negative count -7"),
+    ("word", "word 99 out of range"),
+    ("doc", "document ids out of order or range"),
+    ("meta", "n_words is -3, not a non-negative integer"),
+])
+def test_corrupt_cache_directory_is_refused(tmp_path, edit, needle):
+    import json
+
+    from spca.text import cache_uci_bow
+
+    path = tmp_path / "docword.c.txt"
+    write_uci(path, None, small_counts(4))
+    cache = cache_uci_bow(path, tmp_path / "cache")
+    if edit == "meta":
+        meta = json.loads((cache / "spca_cache.json").read_text())
+        meta["n_words"] = -3
+        (cache / "spca_cache.json").write_text(json.dumps(meta))
+    else:
+        arr = np.load(cache / f"{edit}.npy")
+        arr[len(arr) // 2] = {"count": -7, "word": 99, "doc": 0}[edit]
+        np.save(cache / f"{edit}.npy", arr)
+    with pytest.raises(ValueError, match=needle):
+        word_statistics(cache)

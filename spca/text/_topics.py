@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_int
+from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
 __all__ = ["Topic", "Topics", "sparse_topics"]
@@ -287,6 +287,7 @@ def sparse_topics(
     t1 = time.perf_counter()
     vocab = _vocabulary(source, vocabulary, stats.n_words)
     var = stats.variance
+    _check_variance_scale(var)
     order = np.argsort(-var, kind="stable")
     positive = int(np.count_nonzero(var > 0))
     if cardinality > positive:
@@ -391,6 +392,25 @@ def sparse_topics(
         timings={"pass1": t1 - t0, "pass2": t_pass2, "solve": t_solve, "total": t2 - t0},
         message="; ".join(m for m in (capped, comps.message) if m),
     )
+
+
+def _check_variance_scale(var: NDArray) -> None:
+    """Refuse word variances the solver cannot handle in double precision,
+    saying what to do with the corpus (the caller has no Sigma or lam to
+    rescale: they are formed here)."""
+    top = float(var.max()) if var.size else 0.0
+    if top > MAX_SCALE:
+        raise ValueError(
+            f"the largest word variance, {top:.3g}, is above {MAX_SCALE:g} (too large for "
+            "the solver in double precision): divide the counts by a constant, or analyse "
+            "log(1 + count) or binary values (transform='log1p' or 'binary'; --transform "
+            "on the command line)"
+        )
+    if 0.0 < top < MIN_SCALE:
+        raise ValueError(
+            f"the largest word variance, {top:.3g}, is below {MIN_SCALE:g} (too small for "
+            "the solver in double precision): multiply the counts by a constant"
+        )
 
 
 def _gib(n_words: int) -> str:
