@@ -47,7 +47,7 @@ def _tol(text: str) -> float:
     try:
         return check_tol(float(text))
     except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("tol ")) from None
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
