@@ -245,8 +245,6 @@ def _topics(args: argparse.Namespace) -> int:
                     "VOCAB_FILE")
     progress = not args.quiet and sys.stderr.isatty()
     with _dask_client(args) as client:
-        if note:  # once the input is known to be readable
-            print(note, file=sys.stderr)
         res = sparse_topics(
             source, vocab, n_components=args.components, cardinality=args.cardinality,
             deflation=args.deflation, refit=args.refit, transform=args.transform,
@@ -254,6 +252,8 @@ def _topics(args: argparse.Namespace) -> int:
             max_candidates=args.max_candidates, tol=args.tol,
             progress=progress, client=client,
         )
+    if note:  # with the result it explains (not before an error)
+        print(note, file=sys.stderr)
     if args.format == "json":
         out = json.dumps(res.as_dict(), indent=2) + "\n"
     elif args.format == "csv":

@@ -252,6 +252,31 @@ def test_overwrite_of_an_undeletable_dataset_changes_nothing(tmp_path, docword, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
 
 
+def test_overwrite_of_a_read_only_dataset_is_refused_before_converting(tmp_path, docword,
+                                                                       monkeypatch, capsys):
+    # a read-only directory, as a user other than root sees it (os.access
+    # answers yes to root whatever the mode: it is made to answer no)
+    from spca.cli import main
+    from spca.text import _convert
+
+    out = tmp_path / "pq"
+    assert main(["convert", str(docword), str(out)]) == 0
+    before = _tree(out)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == out else real(p, mode))
+
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("converted before refusing")
+
+    monkeypatch.setattr(_convert, "_write", no_conversion)
+    capsys.readouterr()
+    assert main(["convert", str(docword), str(out), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert "the directory is not writable" in err and err.count("\n") == 1
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="fcntl lock")
 @pytest.mark.parametrize("overwrite", [True, False])
 def test_concurrent_conversions_one_wins_the_other_is_refused(tmp_path, docword, overwrite):

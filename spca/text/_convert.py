@@ -312,6 +312,11 @@ def _replaceable(out: Path, overwrite: bool) -> list[str] | None:
             f"{out} holds {foreign[0]!r}, which its manifest does not name (not written by "
             "spca convert); refusing to replace it"
         )
+    if not os.access(out, os.W_OK | os.X_OK):  # before converting anything
+        raise PermissionError(
+            f"cannot replace the dataset in {out}: the directory is not writable, so its "
+            f"files cannot be deleted; {out} was left unchanged"
+        )
     return present
 
 
