@@ -348,3 +348,11 @@ def test_cli_on_tied_variances_under_a_memory_cap(tmp_path):
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
     assert "note: 30000 words have variance above" in proc.stderr
     assert "ratio 1.000" in proc.stdout
+    # candidates the cap cannot hold: one line that says how much memory they need
+    proc = subprocess.run([sys.executable, "-c", code, "topics", str(path), "--components",
+                           "1", "--candidates", "20000", "--max-candidates", "20000"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        "spca: error: out of memory forming the covariance of 20000 candidate words (at "
+        "least 3 GiB): lower max_candidates (--max-candidates on the command line)\n")

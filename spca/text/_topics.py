@@ -309,7 +309,7 @@ def sparse_topics(
         except MemoryError:
             raise MemoryError(
                 f"out of memory forming the covariance of {N} candidate words (at least "
-                f"{_gib(N)} GiB): lower max_candidates"
+                f"{_gib(N)} GiB): lower max_candidates (--max-candidates on the command line)"
             ) from None
         tb = time.perf_counter()
         cov = _MatrixCovariance.formed(C)
