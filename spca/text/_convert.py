@@ -111,8 +111,9 @@ def write_parquet(
         Directory to create.  It is built under a temporary name next to it,
         ``.<name>.<random>.tmp``, and renamed into place only when complete,
         so an interrupted conversion leaves nothing half-written.  A writer
-        killed outright (SIGKILL) leaves its temporary directory behind; the
-        next conversion to the same ``out_dir`` on the same host deletes it.
+        killed outright (SIGKILL) leaves its temporary directory (and its
+        lock file ``.<name>.lock``) behind; the next conversion to the same
+        ``out_dir`` on the same host deletes them.
         ``out_dir`` must not exist, or be empty, or (with ``overwrite=True``)
         hold a dataset written by this function and nothing else.  It must
         not contain ``source``.
