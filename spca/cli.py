@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--max-candidates", type=_positive_int, default=4096, metavar="M",
                    help="most candidate words (default: 4096, a 128 MiB covariance); "
                         "when more words tie with the candidates, the word lists are the "
-                        "best among M words and a note on stderr says so")
+                        "best among M words, as the summary's note (or the message in "
+                        "--format json) says")
     t.add_argument("--tol", type=_tol, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
