@@ -39,10 +39,14 @@ def _interrupted(signum: int, frame: object) -> None:  # pragma: no cover - subp
 
 
 def install() -> None:
-    """End the process with one line and status 130 on SIGINT."""
+    """End the process with one line and status 130 on SIGINT, unless SIGINT
+    is ignored (as Python leaves it when started so: ``nohup``, and the fork
+    server of the command's Dask workers, which imports the command's main
+    module with its ``argv``: its workers printed the line too)."""
     import signal
 
-    signal.signal(signal.SIGINT, _interrupted)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupted)
 
 
 
