@@ -134,13 +134,23 @@ def check_covariance_shape(Sigma: Any, name: str = "Sigma") -> tuple[Any, np.nda
     if not np.all(np.isfinite(diag)):
         i = int(np.flatnonzero(~np.isfinite(diag))[0])
         raise ValueError(f"{name} must be finite, got {float(diag[i])!r} at ({i}, {i})")
-    if diag.min() < 0:
+    # the tolerance of check_psd (a PSD matrix's largest entry is on its
+    # diagonal): -5.6e-17 next to variances of 1 is rounding error, as is an
+    # eigenvalue of -1e-12; what is kept is a variance of 0
+    if diag.min() < -_psd_shift(float(np.abs(diag).max()), n):
         i = int(np.argmin(diag))
         raise ValueError(
             f"{name} must be positive semidefinite, but its diagonal entry ({i}, {i}) "
             f"is negative: {float(diag[i])!r}"
         )
+    np.maximum(diag, 0.0, out=diag)
     return S, diag
+
+
+def _psd_shift(scale: float, n: int) -> float:
+    """How far below 0 an eigenvalue (or a diagonal entry) of a PSD matrix with
+    ``n`` features and largest entry ``scale`` may fall by rounding."""
+    return PSD_RTOL * max(scale, np.finfo(float).tiny) * max(1, n)
 
 
 def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
@@ -181,7 +191,7 @@ def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> None:
     """
     n = B.shape[0]
     scale = max(float(np.abs(B).max()), np.finfo(float).tiny)
-    shift = PSD_RTOL * scale * max(1, n)
+    shift = _psd_shift(scale, n)
     _, info = sla.lapack.dpotrf(B + shift * np.eye(n), lower=True, clean=False)
     if info == 0:
         return
@@ -206,6 +216,11 @@ def check_start(X0: Any, n: int) -> None:
         if X0.n_features != n:
             raise ValueError(f"X0 is a result with {X0.n_features} features, Sigma has {n}")
         return
+    if sp.issparse(X0):
+        raise TypeError(
+            f"X0 must be a dense array (or the result of an earlier solve), got a "
+            f"scipy.sparse {type(X0).__name__}: pass X0.toarray()"
+        )
     arr = np.asarray(X0)
     if np.iscomplexobj(arr):
         raise TypeError(f"X0 must hold real numbers, got dtype {arr.dtype}")
@@ -222,9 +237,9 @@ def check_start(X0: Any, n: int) -> None:
         raise ValueError(f"X0 must be symmetric, but X0[{i}, {j}] = {float(B[i, j])!r} and "
                          f"X0[{j}, {i}] = {float(B[j, i])!r}")
     d = np.diag(B)
-    if d.min() < 0:
+    if d.min() < -_psd_shift(scale, n):  # the eigenvalues' tolerance
         i = int(np.argmin(d))
         raise ValueError(f"X0 must be positive semidefinite, but X0[{i}, {i}] = {float(d[i])!r}")
     low = float(np.linalg.eigvalsh(0.5 * B + 0.5 * B.T)[0])
-    if low < -PSD_RTOL * scale * max(1, n):
+    if low < -_psd_shift(scale, n):
         raise ValueError(f"X0 must be positive semidefinite, but has eigenvalue {low!r}")

@@ -7,6 +7,7 @@ import contextlib
 import csv
 import io
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -26,6 +27,27 @@ def _version() -> str:
     from . import __version__
 
     return __version__
+
+
+def _positive_int(text: str) -> int:
+    """argparse type of a count: an integer >= 1 (else a usage error, exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _tol(text: str) -> float:
+    """argparse type of ``--tol``: a relative duality gap, as ``check_tol`` accepts."""
+    from ._validation import check_tol
+
+    try:
+        return check_tol(float(text))
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,12 +73,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="UCI docword file (.txt or .txt.gz), cache directory, or Parquet "
                         "dataset (a .parquet file or a directory of shards, see "
                         "`spca convert`)")
-    t.add_argument("vocab", nargs="?", help="UCI vocab file (one word per line)")
+    t.add_argument("vocab", nargs="?",
+                   help="UCI vocab file (one word per line; also for a Parquet dataset or "
+                        "cache directory, which hold no words). Without it the words are "
+                        "shown as w<index>, with a note on stderr")
     t.add_argument("--sample", choices=["nytimes", "reuters"],
                    help="use a corpus bundled with spca instead of files")
-    t.add_argument("--components", type=int, default=5, metavar="N",
+    t.add_argument("--components", type=_positive_int, default=5, metavar="N",
                    help="number of components (default: 5)")
-    t.add_argument("--cardinality", type=int, default=5, metavar="K",
+    t.add_argument("--cardinality", type=_positive_int, default=5, metavar="K",
                    help="target number of words per component (default: 5)")
     t.add_argument("--deflation", choices=["removal", "schur", "projection"],
                    default="removal",
@@ -68,10 +93,15 @@ def _parser() -> argparse.ArgumentParser:
                    default="count", help="values analysed (default: raw counts)")
     t.add_argument("--normalize", choices=["l1", "l2"], default=None,
                    help="per-document length normalisation (default: none)")
-    t.add_argument("--candidates", type=int, default=1024, metavar="M",
+    t.add_argument("--candidates", type=_positive_int, default=1024, metavar="M",
                    help="initial number of candidate words (default: 1024; enlarged "
                         "automatically when needed)")
-    t.add_argument("--tol", type=float, default=1e-6,
+    t.add_argument("--max-candidates", type=_positive_int, default=4096, metavar="M",
+                   help="most candidate words (default: 4096, a 128 MiB covariance); "
+                        "when more words tie with the candidates, the word lists are the "
+                        "best among M words, as the summary's note (or the message in "
+                        "--format json) says")
+    t.add_argument("--tol", type=_tol, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
                    default="table",
@@ -82,13 +112,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="no summary on stderr and no progress bars (these are shown only "
                         "on a terminal anyway)")
     where = t.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, metavar="N",
+    where.add_argument("--workers", type=_positive_int, metavar="N",
                        help="run the corpus passes on a local Dask cluster of N worker "
                             "processes (needs a Parquet dataset; pip install \"spca[dask]\")")
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="run the corpus passes on the Dask cluster whose scheduler is at "
                             "ADDRESS (tcp://host:port); the workers must be able to read the "
                             "dataset at the same path")
+    t.set_defaults(parser=t)
     c = sub.add_parser(
         "convert",
         help="convert a UCI docword file to sharded Parquet (for --workers/--scheduler)",
@@ -99,21 +130,25 @@ def _parser() -> argparse.ArgumentParser:
             "shards hold about equal numbers of nonzeros and never split a document. "
             "The dataset is built in a hidden directory .OUT_DIR.*.tmp beside OUT_DIR and "
             "renamed into place when complete; one left by a killed conversion is "
-            "deleted by the next conversion to OUT_DIR. "
+            "deleted by the next conversion to OUT_DIR. One conversion to OUT_DIR runs "
+            "at a time: another one started meanwhile is refused (exit status 1); the "
+            "lock is the file .OUT_DIR.lock beside OUT_DIR, deleted when done. "
             'Needs pyarrow (pip install "spca[dask]").'
         ),
     )
     c.add_argument("docword", help="UCI docword file (.txt or .txt.gz)")
     c.add_argument("out_dir", help="directory to create (must not exist, or be empty, and "
                                    "must not contain DOCWORD)")
-    c.add_argument("--shards", type=int, default=1, metavar="N",
+    c.add_argument("--shards", type=_positive_int, default=1, metavar="N",
                    help="number of shards (default: 1)")
     c.add_argument("--compression", choices=["zstd", "snappy", "gzip", "lz4", "none"],
                    default="zstd", help="Parquet compression (default: zstd)")
     c.add_argument("--overwrite", action="store_true",
                    help="replace OUT_DIR if it holds a dataset written by spca convert and "
                         "nothing else (the new dataset is completed first; only the files "
-                        "the old manifest names are deleted)")
+                        "the old manifest names are deleted; if they cannot be, OUT_DIR is "
+                        "left unchanged and the exit status is 1)")
+    c.set_defaults(parser=c)
     return parser
 
 
@@ -171,33 +206,55 @@ def _csv(res: Any) -> str:
     return buf.getvalue()
 
 
+def _check_usage(args: argparse.Namespace) -> None:
+    """Usage errors that argparse cannot see alone: exit 2 with the usage line."""
+    if args.command != "topics":
+        return
+    sub = args.parser  # the subcommand's parser, for its usage line
+    if args.sample and (args.docword or args.vocab):
+        sub.error("give either --sample or docword/vocab files, not both")
+    if not args.sample and not args.docword:
+        sub.error("a docword file (or --sample) is required")
+    if args.sample and (args.workers is not None or args.scheduler is not None):
+        sub.error("--sample is an in-memory corpus; --workers and --scheduler need a "
+                  "Parquet dataset (see `spca convert`) or a cache directory")
+    if args.max_candidates < args.cardinality:
+        sub.error(f"--max-candidates ({args.max_candidates}) must be >= --cardinality "
+                  f"({args.cardinality})")
+
+
 def _topics(args: argparse.Namespace) -> int:
     from .text import sparse_topics
 
+    note = ""
     if args.sample:
-        if args.docword or args.vocab:
-            raise ValueError("give either --sample or docword/vocab files, not both")
         from . import datasets
 
         loader = {"nytimes": datasets.load_nytimes_sample,
                   "reuters": datasets.load_reuters_sample}[args.sample]
         source, vocab = loader(), None
     else:
-        if not args.docword:
-            raise ValueError("a docword file (or --sample) is required")
         source, vocab = args.docword, args.vocab
-        if vocab is not None:  # what can be checked cheaply, before any pass
-            from .text import open_source, read_uci_vocabulary
+        from .text import open_source, read_uci_vocabulary
 
-            read_uci_vocabulary(vocab, open_source(source).n_words)
+        n_words = open_source(source).n_words  # what can be checked cheaply, before any pass
+        if vocab is not None:
+            read_uci_vocabulary(vocab, n_words)
+        elif not args.quiet:
+            note = (f"spca: note: {source} has no vocabulary: words are shown as w<index> "
+                    f"(0-based); give the vocab file after it: spca topics {source} "
+                    "VOCAB_FILE")
     progress = not args.quiet and sys.stderr.isatty()
     with _dask_client(args) as client:
         res = sparse_topics(
             source, vocab, n_components=args.components, cardinality=args.cardinality,
             deflation=args.deflation, refit=args.refit, transform=args.transform,
-            normalize=args.normalize, n_candidates=args.candidates, tol=args.tol,
+            normalize=args.normalize, n_candidates=args.candidates,
+            max_candidates=args.max_candidates, tol=args.tol,
             progress=progress, client=client,
         )
+    if note:  # with the result it explains (not before an error)
+        print(note, file=sys.stderr)
     if args.format == "json":
         out = json.dumps(res.as_dict(), indent=2) + "\n"
     elif args.format == "csv":
@@ -219,26 +276,44 @@ def _dask_client(args: argparse.Namespace) -> Iterator[Any]:
     from .text import _dask
     from .text._source import open_source
 
-    # Refuse a source the workers cannot read before starting any cluster.
-    if args.sample:
-        raise ValueError("--sample is an in-memory corpus; --workers and --scheduler need a "
-                         "Parquet dataset (see `spca convert`) or a cache directory")
-    if args.docword:
-        _dask.source_pieces(open_source(args.docword), 1)
-    if args.workers is not None:
-        with _dask.local_cluster(args.workers) as client:
+    # Refuse a source the workers cannot read before starting any cluster
+    # (--sample with them is a usage error, see _check_usage).
+    _dask.source_pieces(open_source(args.docword), 1)
+    from ._interrupt import workers_ignore_sigint
+
+    with contextlib.ExitStack() as stack:
+        try:
+            if args.workers is not None:
+                stack.enter_context(workers_ignore_sigint())
+                client = stack.enter_context(_dask.local_cluster(args.workers))
+            else:
+                client = stack.enter_context(_dask.connect(args.scheduler))
             yield client
-    else:
-        with _dask.connect(args.scheduler) as client:
-            yield client
+        # Interrupted (perhaps while the cluster starts): end here, without the
+        # cluster's orderly close, whose threads and exit handlers printed
+        # tracebacks after the one-line message.  The worker processes exit
+        # by themselves when this process is gone (they watch it).
+        except KeyboardInterrupt:
+            _exit_now("spca: interrupted", 130)
+        except _Terminated:
+            _exit_now("spca: terminated", 143)
+
+
+def _exit_now(message: str, status: int) -> None:
+    sys.stdout.flush()
+    print(message, file=sys.stderr, flush=True)
+    os._exit(status)
 
 
 def _convert(args: argparse.Namespace) -> int:
     from .text import convert_uci_to_parquet, open_parquet
 
     t0 = time.perf_counter()
-    out = convert_uci_to_parquet(args.docword, args.out_dir, shards=args.shards,
-                                 compression=args.compression, overwrite=args.overwrite)
+    try:
+        out = convert_uci_to_parquet(args.docword, args.out_dir, shards=args.shards,
+                                     compression=args.compression, overwrite=args.overwrite)
+    except FileExistsError as exc:  # the library names its argument, the user typed a flag
+        raise FileExistsError(str(exc).replace("overwrite=True", "--overwrite")) from None
     src = open_parquet(out)
     size = sum(Path(s.path).stat().st_size for s in src.shards)
     print(f"{out}: {len(src.shards)} shards, {src.n_docs} documents x {src.n_words} words, "
@@ -259,10 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     # directory (SIGKILL cannot be caught: see `spca convert --help`)
     if hasattr(signal, "SIGTERM") and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(argv)  # usage errors exit 2 here, with the usage line
+    _check_usage(args)
     try:
         return _convert(args) if args.command == "convert" else _topics(args)
-    except (ValueError, TypeError, OSError, EOFError, ImportError) as exc:
+    except (ValueError, TypeError, OSError, EOFError, ImportError, MemoryError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"spca: error: {msg}", file=sys.stderr)
         return 1

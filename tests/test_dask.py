@@ -261,3 +261,45 @@ def test_dask_pass2_is_accurate_on_large_nearly_constant_counts(client, tmp_path
     sd = np.sqrt(np.diag(ref))
     for cov in (local, remote):
         assert np.all(np.abs(cov - ref) <= 1e-8 * np.outer(sd, sd))
+
+
+@pytest.mark.skipif(not hasattr(os, "killpg"), reason="POSIX process groups")
+@pytest.mark.parametrize("launcher", ["python -m spca", "spca"])
+@pytest.mark.parametrize("delay", [0.5, 1.5, 3.0, 5.0])
+def test_ctrl_c_while_workers_start_is_one_line(tmp_path, delay, launcher):
+    # issue 28, defect 11: distributed's tracebacks (workers hit while
+    # importing, the cluster's exit handlers) followed "spca: interrupted".
+    # Ctrl-C at a terminal signals the whole process group: so does this.
+    # The console script too: its workers' fork server imports it, and
+    # printed the line once per worker.
+    import subprocess
+    from pathlib import Path
+
+    if launcher == "spca":
+        script = Path(sys.executable).with_name("spca")
+        if not script.exists():
+            pytest.skip("no spca console script beside the interpreter")
+        command = [str(script)]
+    else:
+        command = [sys.executable, "-m", "spca"]
+    out = convert_uci_to_parquet(data_path("docword.reuters.txt.gz"), tmp_path / "rq")
+    proc = subprocess.Popen([*command, "topics", str(out), "--workers", "2", "--quiet"],
+                            cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    if proc.returncode == 0:  # finished before the signal: nothing to check
+        pytest.skip(f"the command ended within {delay} s")
+    assert (proc.returncode, err) == (130, "spca: interrupted\n")
+    deadline = time.monotonic() + 30  # and no worker process is left behind
+    while True:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "worker processes outlived the command"
+        time.sleep(0.1)

@@ -116,6 +116,18 @@ def test_fetch_downloads_once_and_caches(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["docword.kos.txt.gz", "vocab.kos.txt"]
 
 
+def test_downloads_get_the_umask_mode(tmp_path):
+    # issue 28, defect 11: mkstemp's 0600 was kept
+    old = os.umask(0o022)
+    try:
+        with _Server(FILES) as server:
+            files = fetch_uci_bag_of_words("kos", tmp_path, base_url=server.url)
+    finally:
+        os.umask(old)
+    assert (files.docword_path.stat().st_mode & 0o777) == 0o644
+    assert (files.vocab_path.stat().st_mode & 0o777) == 0o644
+
+
 def test_fetch_uses_spca_data_env(tmp_path, monkeypatch):
     monkeypatch.setenv("SPCA_DATA", str(tmp_path / "envhome"))
     with _Server(FILES) as server:

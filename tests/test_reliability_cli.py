@@ -204,6 +204,148 @@ def test_a_killed_conversion_leaves_nothing_for_long(tmp_path, docword, sig):
         assert proc.returncode == 143 and err == "spca: terminated\n"
         assert left == []
     else:  # cannot be caught: the next conversion removes what it left
-        assert proc.returncode == -9 and len(left) == 1
+        # its temporary directory and its lock file (the lock died with it)
+        assert proc.returncode == -9 and len(left) == 2
+        assert (tmp_path / ".pq.lock") in left
         assert run("convert", str(docword), str(tmp_path / "pq"), cwd=tmp_path).returncode == 0
         assert list(tmp_path.glob(".pq.*")) == [] and (tmp_path / "pq" / "_spca.json").exists()
+
+
+# --------------------------------------------------------------------------
+# issue 28, defect 9: convert --overwrite with an old dataset that cannot be
+# deleted, and concurrent conversions
+# --------------------------------------------------------------------------
+
+
+def _tree(path: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*"))
+            if p.is_file()}
+
+
+def test_overwrite_of_an_undeletable_dataset_changes_nothing(tmp_path, docword, monkeypatch,
+                                                             capsys):
+    # Tests run as root, to whom a read-only directory is writable: the
+    # deletion of the old files is made to fail the way it does for a user
+    # whose old dataset directory is read-only (PermissionError).
+    from spca.cli import main
+    from spca.text import _convert
+
+    out = tmp_path / "pq"
+    assert main(["convert", str(docword), str(out), "--shards", "2"]) == 0
+    before = _tree(out)
+
+    def refuse(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_convert, "_unlink", refuse)
+    capsys.readouterr()
+    assert main(["convert", str(docword), str(out), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("spca: error: cannot replace the dataset in") and err.count("\n") == 1
+    assert "Permission denied" in err and "left unchanged" in err
+    # the old dataset is intact, and nothing is left beside it
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
+    monkeypatch.undo()
+    assert main(["convert", str(docword), str(out), "--overwrite"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["_spca.json", "part-00000.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
+
+
+def test_overwrite_of_a_read_only_dataset_is_refused_before_converting(tmp_path, docword,
+                                                                       monkeypatch, capsys):
+    # a read-only directory, as a user other than root sees it (os.access
+    # answers yes to root whatever the mode: it is made to answer no)
+    from spca.cli import main
+    from spca.text import _convert
+
+    out = tmp_path / "pq"
+    assert main(["convert", str(docword), str(out)]) == 0
+    before = _tree(out)
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == out else real(p, mode))
+
+    def no_conversion(*args, **kwargs):
+        raise AssertionError("converted before refusing")
+
+    monkeypatch.setattr(_convert, "_write", no_conversion)
+    capsys.readouterr()
+    assert main(["convert", str(docword), str(out), "--overwrite"]) == 1
+    err = capsys.readouterr().err
+    assert "the directory is not writable" in err and err.count("\n") == 1
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fcntl lock")
+@pytest.mark.parametrize("overwrite", [True, False])
+def test_concurrent_conversions_one_wins_the_other_is_refused(tmp_path, docword, overwrite):
+    import time
+
+    out = tmp_path / "pq"
+    extra = ["--overwrite"] if overwrite else []
+    if overwrite:
+        assert run("convert", str(docword), str(out), "--shards", "2",
+                   cwd=tmp_path).returncode == 0
+    env = dict(os.environ, _SPCA_CONVERT_CHUNK_DELAY="2")  # the first one stalls
+    first = subprocess.Popen([sys.executable, "-m", "spca", "convert", str(docword), str(out),
+                              *extra], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".pq.*.tmp/.spca-writer")):
+            assert time.monotonic() < deadline and first.poll() is None, first.stderr
+            time.sleep(0.02)
+        second = run("convert", str(docword), str(out), *extra, cwd=tmp_path)
+        _, err = first.communicate(timeout=60)
+    finally:
+        first.kill()
+    assert first.returncode == 0, err
+    # was: both exit 0 leaving an .old.tmp (overwrite), or "[Errno 39] Directory not empty"
+    one_line_error(second, "another conversion is writing", str(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
+    assert sorted(p.name for p in out.iterdir()) == ["_spca.json", "part-00000.parquet"]
+
+
+def test_a_stale_lock_file_does_not_block(tmp_path, docword):
+    # a writer killed outright leaves its lock file; the lock itself died with it
+    (tmp_path / ".pq.lock").write_text("")
+    assert run("convert", str(docword), str(tmp_path / "pq"), cwd=tmp_path).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docword.ok.txt", "pq"]
+
+
+def test_convert_of_something_that_is_not_a_corpus(tmp_path):
+    # was: "no such file: /dev/null"
+    proc = run("convert", os.devnull, str(tmp_path / "o"), cwd=tmp_path)
+    err = one_line_error(proc, os.devnull, "empty")
+    assert "no such file" not in err
+    proc = run("convert", str(tmp_path), str(tmp_path / "o"), cwd=tmp_path)
+    one_line_error(proc, "is a directory, not a UCI docword file")
+    proc = run("convert", str(tmp_path / "missing.txt"), str(tmp_path / "o"), cwd=tmp_path)
+    one_line_error(proc, "no such file")
+    assert not (tmp_path / "o").exists()
+
+
+def test_convert_names_the_cli_flag(tmp_path, docword):
+    # issue 29: was "(overwrite=True replaces a dataset written by spca convert)"
+    out = tmp_path / "pq"
+    assert run("convert", str(docword), str(out), cwd=tmp_path).returncode == 0
+    err = one_line_error(run("convert", str(docword), str(out), cwd=tmp_path),
+                         "--overwrite replaces a dataset")
+    assert "overwrite=True" not in err
+
+
+def test_scale_error_says_what_to_do_with_the_data(tmp_path):
+    # issue 28, defect 11: was "multiply Sigma and lam by the same power of two"
+    from spca.text import write_parquet
+
+    rng = np.random.default_rng(0)
+    C = sp.random(50, 20, density=0.5, random_state=rng, format="csr") * 1e100
+    write_parquet(sp.csr_array(C), tmp_path / "big")
+    err = one_line_error(run("topics", str(tmp_path / "big"), cwd=tmp_path),
+                         "largest word variance", "divide the counts", "--transform")
+    assert "Sigma" not in err and "lam" not in err
+    # and the advice works
+    proc = run("topics", str(tmp_path / "big"), "--transform", "log1p", "--quiet",
+               "--components", "1", "--cardinality", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr

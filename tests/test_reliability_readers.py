@@ -198,6 +198,55 @@ def _header_edit(text: bytes, field: int, value: int) -> bytes:
     return b"\n".join(lines)
 
 
+# --------------------------------------------------------------------------
+# "never a wrong matrix": a corrupted UCI file that a plain reading of the
+# format accepts must be read as exactly that matrix (or refused); one that
+# it refuses must be refused
+# --------------------------------------------------------------------------
+
+
+def _reference_uci(data: bytes) -> tuple[str, np.ndarray | None]:
+    """Read ``data`` by the format's definition, in pure Python: ``("valid",
+    dense)``, ``("invalid", None)``, or ``("ambiguous", None)`` for what the
+    format leaves open (unsorted or repeated records, zero counts, signs,
+    leading zeros, non-ASCII bytes)."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, ValueError):
+            return "invalid", None
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return "ambiguous", None
+    lines = [line.strip() for line in text.replace("\r", "").split("\n")]
+    lines = [line for line in lines if line]
+    tokens = [line.split() for line in lines]
+    if any(t.startswith(("+", "0")) and t != "0" for row in tokens for t in row):
+        return "ambiguous", None
+    if len(lines) < 3 or any(len(row) != 1 or not row[0].isdigit() for row in tokens[:3]):
+        return "invalid", None
+    D, W, nnz = (int(row[0]) for row in tokens[:3])
+    body = tokens[3:]
+    if len(body) != nnz or nnz == 0 or D == 0 or W == 0:
+        return "invalid", None
+    if D > 10**6 or W > 10**6:  # the sizes a reader may refuse before reading
+        return "ambiguous", None
+    dense = np.zeros((D, W), dtype=np.int64)
+    last = (0, 0)
+    for row in body:
+        if len(row) != 3 or not all(t.isdigit() for t in row):
+            return "invalid", None
+        d, w, c = (int(t) for t in row)
+        if not (1 <= d <= D and 1 <= w <= W) or c > 2**31 - 1:
+            return "invalid", None
+        if (d, w) <= last or c == 0:
+            return "ambiguous", None
+        last = (d, w)
+        dense[d - 1, w - 1] = c
+    return "valid", dense
+
+
 try:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -232,6 +281,12 @@ if st is not None:
         path.write_bytes(data)
         out = _read_capped("uci", path)
         assert out.startswith(("OK", "ERROR")), out
+        verdict, dense = _reference_uci(data)
+        if verdict == "invalid":
+            assert out.startswith("ERROR"), out
+        elif verdict == "valid" and out.startswith("OK"):
+            got = load_uci_bow(path).counts.toarray()
+            np.testing.assert_array_equal(got, dense)
 
     @_FUZZ
     @given(ops=_OPS, huge=st.sampled_from([None, 2**31 - 1, 2**40, 2**62, 1e300]),
@@ -249,9 +304,24 @@ if st is not None:
                 cols[column][len(C.data) // 2] = min(int(huge), 2**64 - 1)
         path = tmp / "f.parquet"
         pq.write_table(pa.table(cols), path)
-        path.write_bytes(_corrupt(path.read_bytes(), ops))
+        original = path.read_bytes()
+        path.write_bytes(_corrupt(original, ops))
         out = _read_capped("parquet", path)
         assert out.startswith(("OK", "ERROR")), out
+        if path.read_bytes() == original and (huge is None or column == "count"):
+            # intact: exactly what was written (a document or word id of 2**40
+            # may be refused, or read as a corpus of that size)
+            if huge is not None and huge > 1e148:
+                assert out.startswith("ERROR"), out  # its square overflows
+            else:
+                assert out.startswith("OK"), out
+                n_docs = int(cols["doc"].max()) + 1
+                n_words = int(cols["word"].max()) + 1
+                ref = word_statistics(sp.csr_array(
+                    (cols["count"], (cols["doc"], cols["word"])), shape=(n_docs, n_words)))
+                got = word_statistics(path)
+                assert (got.n_docs, got.n_words, got.nnz) == (n_docs, n_words, ref.nnz)
+                np.testing.assert_allclose(got.variance, ref.variance, rtol=1e-12)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS cap: Linux only")
@@ -383,3 +453,30 @@ def test_footer_bit_flips_of_a_converted_shard_never_abort(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout) == []
+
+
+@pytest.mark.parametrize("edit, needle", [
+    # issue 28, defect 11: a negative count in a cache directory was accepted
+    ("count", "negative count -7"),
+    ("word", "word 99 out of range"),
+    ("doc", "document ids out of order or range"),
+    ("meta", "n_words is -3, not a non-negative integer"),
+])
+def test_corrupt_cache_directory_is_refused(tmp_path, edit, needle):
+    import json
+
+    from spca.text import cache_uci_bow
+
+    path = tmp_path / "docword.c.txt"
+    write_uci(path, None, small_counts(4))
+    cache = cache_uci_bow(path, tmp_path / "cache")
+    if edit == "meta":
+        meta = json.loads((cache / "spca_cache.json").read_text())
+        meta["n_words"] = -3
+        (cache / "spca_cache.json").write_text(json.dumps(meta))
+    else:
+        arr = np.load(cache / f"{edit}.npy")
+        arr[len(arr) // 2] = {"count": -7, "word": 99, "doc": 0}[edit]
+        np.save(cache / f"{edit}.npy", arr)
+    with pytest.raises(ValueError, match=needle):
+        word_statistics(cache)

@@ -259,10 +259,58 @@ def test_write_uci_roundtrip_and_atomic(tmp_path):
     text = (tmp_path / "docword.rt.txt").read_text().splitlines()
     assert text[:3] == ["50", "30", str(np.count_nonzero(dense))]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
-    with pytest.raises(ValueError, match="non-negative integers"):
+    with pytest.raises(ValueError, match="whole numbers, got 1.5"):
         write_uci(tmp_path / "docword.neg.txt", None, sp.csr_array(np.array([[1.5, 0.0]])))
     assert not (tmp_path / "docword.neg.txt").exists()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("counts, needle", [
+    # issue 28, defect 1: these were written as "1 2 7" and "1 2 2"
+    (np.array([[1, 2**63 + 5]], dtype=np.uint64), "count 9223372036854775813 is too large"),
+    (np.array([[1.0, 1e19]]), "count 1e[+]19 is too large"),
+    # what load_uci_bow refuses is not written either
+    (np.array([[1, 2**31]], dtype=np.int64), "count 2147483648 is too large"),
+    (np.array([[1.0, 2.0**31]]), "count 2147483648.0 is too large"),
+    (np.array([[1, -3]], dtype=np.int8), "non-negative, got -3"),
+    (np.array([[1.0, np.inf]]), "finite, got inf"),
+    (np.array([[1.0, np.nan]]), "finite, got nan"),
+])
+def test_write_uci_refuses_counts_it_cannot_write_exactly(tmp_path, counts, needle):
+    before = counts.copy()
+    with pytest.raises(ValueError, match=needle):
+        write_uci(tmp_path / "docword.big.txt", None, counts)
+    np.testing.assert_array_equal(counts, before)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("dtype", [np.uint64, np.int64, np.uint32, np.int32, np.float64,
+                                   np.float32, np.uint8])
+def test_write_uci_writes_the_largest_counts_exactly(tmp_path, dtype):
+    top = min(2**31 - 1, int(np.iinfo(dtype).max) if np.issubdtype(dtype, np.integer)
+              else 2**24 if dtype == np.float32 else 2**31 - 1)
+    counts = np.array([[1, top], [top - 1, 0]], dtype=dtype)
+    path = tmp_path / "docword.top.txt"
+    write_uci(path, None, counts)
+    assert path.read_text().splitlines()[3:] == ["1 1 1", f"1 2 {top}", f"2 1 {top - 1}"]
+    np.testing.assert_array_equal(load_uci_bow(path).counts.toarray(),
+                                  counts.astype(np.int64))
+
+
+def test_write_uci_files_get_the_umask_mode(tmp_path):
+    # issue 28, defect 11: mkstemp's 0600 was kept
+    old = os.umask(0o022)
+    try:
+        write_uci(tmp_path / "docword.m.txt", tmp_path / "vocab.m.txt", np.array([[1, 2]]),
+                  ["a", "b"])
+        write_uci(tmp_path / "docword.m.txt.gz", None, np.array([[1, 2]]))
+        os.umask(0o027)
+        write_uci(tmp_path / "docword.n.txt", None, np.array([[1, 2]]))
+    finally:
+        os.umask(old)
+    for name in ("docword.m.txt", "vocab.m.txt", "docword.m.txt.gz"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+    assert stat.S_IMODE((tmp_path / "docword.n.txt").stat().st_mode) == 0o640
 
 
 def test_binary_cache(tmp_path):

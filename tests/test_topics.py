@@ -153,8 +153,8 @@ def test_cli_quiet_prints_the_table_alone(files, capsys):
     "argv, message",
     [
         (["topics", "/nonexistent/docword.txt"], "nonexistent"),
-        (["topics"], "a docword file (or --sample) is required"),
-        (["topics", "--sample", "reuters", "--cardinality", "0"], "cardinality must be >= 1"),
+        (["topics", "--sample", "reuters", "--cardinality", "5000", "--max-candidates", "5000"],
+         "cardinality must be <= the number of words with positive variance"),
     ],
 )
 def test_cli_errors_are_one_line(argv, message, capsys):
@@ -162,6 +162,60 @@ def test_cli_errors_are_one_line(argv, message, capsys):
     err = capsys.readouterr().err
     assert err.startswith("spca: error: ") and message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # issue 29: these exited 1 without the usage line
+        (["topics"], "spca topics: error: a docword file (or --sample) is required"),
+        (["topics", "--sample", "reuters", "--cardinality", "0"],
+         "spca topics: error: argument --cardinality: must be >= 1, got 0"),
+        (["topics", "--sample", "reuters", "--components", "-1"], "--components: must be >= 1"),
+        (["topics", "--sample", "reuters", "--candidates", "0"], "--candidates: must be >= 1"),
+        (["topics", "--sample", "reuters", "--tol", "0"], "--tol: tol must be > 0, got 0.0"),
+        (["topics", "--sample", "reuters", "--tol", "1e-20"], "--tol: tol must be >= 1e-12"),
+        (["topics", "--sample", "reuters", "x.txt"], "either --sample or docword/vocab"),
+        (["topics", "--sample", "reuters", "--max-candidates", "4"],
+         "--max-candidates (4) must be >= --cardinality (5)"),
+        (["topics", "--sample", "reuters", "--workers", "0"], "--workers: must be >= 1"),
+        (["convert", "a.txt", "out", "--shards", "0"], "spca convert: error: argument --shards"),
+        # and argparse's own, as before
+        (["topics", "--sample", "reuters", "--cardinality", "x"],
+         "--cardinality: expected a positive integer, got 'x'"),
+        (["topics", "--format", "xml"], "argument --format: invalid choice"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_cli_usage_errors_exit_2_with_the_usage_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: spca") and message in err, err
+    assert "Traceback" not in err
+
+
+def test_cli_says_when_there_is_no_vocabulary(tmp_path, capsys):
+    # issue 29: a converted dataset printed w0, w1, ... without a word of why
+    from spca.text import convert_uci_to_parquet
+
+    out = convert_uci_to_parquet(data_path("docword.reuters.txt.gz"), tmp_path / "rq")
+    args = ["--components", "1", "--cardinality", "3", "--format", "csv"]
+    assert main(["topics", str(out), *args]) == 0
+    got = capsys.readouterr()
+    assert got.err.count("\n") == 1 and got.err.startswith(
+        f"spca: note: {out} has no vocabulary: words are shown as w<index>")
+    assert f"spca topics {out} VOCAB_FILE" in got.err
+    assert re.search(r"^1,1,w\d+,", got.out, re.M)  # the placeholder names
+    # with the vocabulary: real words and no note
+    vocab = data_path("vocab.reuters.txt")
+    assert main(["topics", str(out), str(vocab), *args]) == 0
+    named = capsys.readouterr()
+    assert named.err == "" and not re.search(r",w\d+,", named.out)
+    assert "1,1,pope," in named.out
+    assert main(["topics", str(out), *args, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_cli_bad_vocabulary(files, tmp_path, capsys):
@@ -214,19 +268,91 @@ def test_cli_no_refit_keeps_the_solver_loadings(files, capsys):
                for a, b in zip(fit["components"], raw["components"], strict=True))
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["topics", "--sample", "reuters", "--workers", "2"], "in-memory corpus"),
+@pytest.mark.parametrize("argv, message, status", [
+    (["topics", "--sample", "reuters", "--workers", "2"], "in-memory corpus", 2),
     (["topics", str(data_path("docword.reuters.txt.gz")), "--workers", "2"],
-     "reads a Parquet dataset"),
+     "reads a Parquet dataset", 1),
 ])
-def test_cli_dask_refuses_unreadable_sources_before_starting_a_cluster(argv, message, capsys,
-                                                                       monkeypatch):
+def test_cli_dask_refuses_unreadable_sources_before_starting_a_cluster(argv, message, status,
+                                                                       capsys, monkeypatch):
     from spca.text import _dask
 
     def no_cluster(*args, **kwargs):
         raise AssertionError("a cluster was started")
 
     monkeypatch.setattr(_dask, "local_cluster", no_cluster)
-    assert main(argv) == 1
+    if status == 2:  # a usage error
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+    else:
+        assert main(argv) == 1
     err = capsys.readouterr().err
-    assert err.startswith("spca: error:") and message in err
+    assert err.startswith("usage: spca" if status == 2 else "spca: error:") and message in err
+
+
+def _tied_corpus(n_words: int) -> sp.csr_array:
+    # 2 documents, every word once in the first: all variances tie (issue 28, defect 6)
+    return sp.csr_array(np.vstack([np.ones(n_words), np.zeros(n_words)]))
+
+
+def test_tied_variances_keep_the_candidates_bounded():
+    # was: enlarged to all 30,000 words, a 6.7 GiB covariance
+    res = sparse_topics(_tied_corpus(30_000), n_components=2, cardinality=5,
+                        n_candidates=64)
+    assert res.n_candidates == 64 and res.candidate_rounds == 1
+    assert "30000 words have variance above" in res.message
+    assert "max_candidates=4096" in res.message
+    for t in res.topics:
+        # every 5-word list has variance 5 * 0.25: optimal over the whole vocabulary
+        assert len(t.words) == 5
+        assert t.explained_variance == pytest.approx(1.25, rel=1e-9)
+        assert t.certified_ratio == pytest.approx(1.0, abs=1e-9)
+    # ties broken deterministically
+    again = sparse_topics(_tied_corpus(30_000), n_components=2, cardinality=5,
+                          n_candidates=64)
+    assert [t.words for t in again.topics] == [t.words for t in res.topics]
+
+
+def test_enlargement_stops_at_max_candidates_with_a_warning():
+    syn = planted_corpus()
+    stats = word_statistics(syn.counts)
+    free = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=4)
+    assert free.n_candidates > 10  # enlarged past 10 when not capped
+    with pytest.warns(UserWarning, match="formed for 10 candidate words only"):
+        capped = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=4,
+                               max_candidates=10)
+    assert capped.n_candidates == 10 < stats.n_words
+    assert "max_candidates=10" in capped.message
+    # the bounds still hold for the whole vocabulary: at least the full run's variances
+    for c, f in zip(capped.topics, free.topics, strict=True):
+        assert c.variance_upper_bound >= f.explained_variance * (1 - 1e-9)
+    with pytest.raises(ValueError, match="max_candidates must be >= cardinality"):
+        sparse_topics(syn.counts, cardinality=4, max_candidates=3)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS: Linux only")
+def test_cli_on_tied_variances_under_a_memory_cap(tmp_path):
+    from spca.text import write_uci
+
+    path = tmp_path / "docword.tie.txt"
+    write_uci(path, None, _tied_corpus(30_000))
+    assert path.stat().st_size < 300_000  # the issue's 289 KB input
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+            "from spca.cli import main; sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([sys.executable, "-c", code, "topics", str(path), "--components",
+                           "1", "--candidates", "64"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+    assert "note: 30000 words have variance above" in proc.stderr
+    assert "ratio 1.000" in proc.stdout
+    # candidates the cap cannot hold: one line that says how much memory they need
+    proc = subprocess.run([sys.executable, "-c", code, "topics", str(path), "--components",
+                           "1", "--candidates", "20000", "--max-candidates", "20000"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == (
+        "spca: error: out of memory forming the covariance of 20000 candidate words (at "
+        "least 3 GiB): lower max_candidates (--max-candidates on the command line)\n")

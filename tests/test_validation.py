@@ -47,6 +47,9 @@ def test_bad_sigma(Sigma, exc, match):
         (dict(lam=0.1, X0=np.ones((3, 3))), ValueError, r"X0 restricted to the features solved over is not positive definite"),
         (dict(lam=0.1, X0=np.full((3, 3), np.nan)), ValueError, r"X0 must be finite"),
         (dict(lam=0.1, X0=np.ones(3)), ValueError, r"X0 must have shape \(3, 3\) like Sigma, got \(3,\)"),
+        # issue 28, defect 11: was "X0 must hold real numbers, got dtype object"
+        (dict(lam=0.1, X0=sp.csr_array(np.eye(3) / 3)), TypeError, r"X0 must be a dense array .*csr_array: pass X0.toarray\(\)"),
+        (dict(lam=0.1, X0=sp.coo_matrix(np.eye(3) / 3)), TypeError, r"X0 must be a dense array .*coo_matrix"),
     ],
 )
 def test_bad_parameters(kwargs, exc, match):
@@ -72,3 +75,27 @@ def test_sparse_input_is_screened_before_densifying():
     assert res.reduced_size == 2 and res.n_features == n
     np.testing.assert_array_equal(res.support, [0, 1])
     assert res.loadings.shape == (n,)
+
+
+def test_diagonal_rounding_is_tolerated_like_eigenvalues():
+    # issue 28, defect 11: a diagonal entry of -5.6e-17 was refused while an
+    # eigenvalue of -1e-12 was accepted; both are rounding error next to 1
+    Sigma = np.array([[1.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, -5.6e-17]])
+    before = Sigma.copy()
+    res = spca.dspca_bca(Sigma, lam=0.1)
+    assert res.converged and res.gap <= 1e-6 * max(res.objective, 1.0)
+    assert res.objective == pytest.approx(1.5 - 0.1 * 2, rel=1e-6)
+    np.testing.assert_array_equal(Sigma, before)
+    # an eigenvalue of -1e-12 is accepted too (the same tolerance)
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    S2 = (Q * np.array([2.0, 1.0, 0.5, -1e-12])) @ Q.T
+    spca.dspca_bca((S2 + S2.T) / 2, lam=0.1)
+    # but not a clearly negative variance, nor X0's
+    Sigma[2, 2] = -1e-6
+    with pytest.raises(ValueError, match=r"diagonal entry \(2, 2\) is negative: -1e-06"):
+        spca.dspca_bca(Sigma, lam=0.1)
+    X0 = np.diag([0.5, 0.5, -5.6e-17])
+    spca.dspca_bca(before, lam=0.1, X0=X0)
+    with pytest.raises(ValueError, match=r"X0\[2, 2\] = -0.001"):
+        spca.dspca_bca(before, lam=0.1, X0=np.diag([0.5, 0.5, -1e-3]))

@@ -65,6 +65,10 @@ def _download(url: str, target: Path, timeout: float) -> None:
                                     suffix=".part")
     tmp = Path(tmp_name)
     try:
+        # mkstemp's mode is 0600; the download gets the mode open() would give it
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as out:
             try:
                 response = urllib.request.urlopen(url, timeout=timeout)  # noqa: S310

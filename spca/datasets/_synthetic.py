@@ -151,8 +151,9 @@ def make_synthetic_corpus(
     if not 0 < topic_rate < 1 or not 0 < topic_decay <= 1 or topic_strength <= 0:
         raise ValueError("need 0 < topic_rate < 1, 0 < topic_decay <= 1, topic_strength > 0")
     rng, p, cdf, mean_len, topics, rates, mu = _plan(
-        n_words, n_topics, words_per_topic, float(nnz_per_doc), zipf_exponent, topic_rate,
-        topic_decay, topic_strength, random_state)
+        n_words, n_topics, words_per_topic, float(nnz_per_doc), zipf_exponent=zipf_exponent,
+        topic_rate=topic_rate, topic_decay=topic_decay, topic_strength=topic_strength,
+        random_state=random_state)
 
     pieces = []
     for start in range(0, n_docs, int(batch_docs)):
@@ -176,7 +177,7 @@ def make_synthetic_corpus(
 
 
 
-def _plan(n_words: int, n_topics: int, words_per_topic: int, nnz_per_doc: float,
+def _plan(n_words: int, n_topics: int, words_per_topic: int, nnz_per_doc: float, *,
           zipf_exponent: float, topic_rate: float, topic_decay: float, topic_strength: float,
           random_state: Any) -> tuple:
     """Word law, planted topics and rates of a synthetic corpus (shared set-up)."""
@@ -329,8 +330,9 @@ topic_rate, topic_decay, topic_strength, batch_docs, random_state :
     if nnz_per_doc is None:
         nnz_per_doc = min(232.0, n_words / 4.0)
     rng, p, cdf, mean_len, topics, rates, mu = _plan(
-        n_words, n_topics, words_per_topic, float(nnz_per_doc), zipf_exponent, topic_rate,
-        topic_decay, topic_strength, random_state)
+        n_words, n_topics, words_per_topic, float(nnz_per_doc), zipf_exponent=zipf_exponent,
+        topic_rate=topic_rate, topic_decay=topic_decay, topic_strength=topic_strength,
+        random_state=random_state)
     out = Path(path_docword)
     gz = out.suffix == ".gz"
     body = out.with_name(f".{out.name}.body.tmp")

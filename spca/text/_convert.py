@@ -12,6 +12,7 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,8 +111,9 @@ def write_parquet(
         Directory to create.  It is built under a temporary name next to it,
         ``.<name>.<random>.tmp``, and renamed into place only when complete,
         so an interrupted conversion leaves nothing half-written.  A writer
-        killed outright (SIGKILL) leaves its temporary directory behind; the
-        next conversion to the same ``out_dir`` on the same host deletes it.
+        killed outright (SIGKILL) leaves its temporary directory (and its
+        lock file ``.<name>.lock``) behind; the next conversion to the same
+        ``out_dir`` on the same host deletes them.
         ``out_dir`` must not exist, or be empty, or (with ``overwrite=True``)
         hold a dataset written by this function and nothing else.  It must
         not contain ``source``.
@@ -145,10 +147,15 @@ def write_parquet(
     ValueError
         For bad arguments, a malformed source, or an ``out_dir`` that
         contains ``source``.
+    OSError
+        If another process is writing ``out_dir`` (one writer at a time:
+        each holds an ``fcntl`` lock on ``.<name>.lock`` beside it, deleted
+        when it finishes), or if the old dataset's files cannot be deleted
+        (then ``out_dir`` is left unchanged).
     ImportError
         If pyarrow is not installed.
     """
-    pa, _ = _pyarrow()
+    _pyarrow()  # ImportError before anything else
     shards = int(shards)
     if shards < 1:
         raise ValueError(f"shards must be positive, got {shards}")
@@ -160,9 +167,19 @@ def write_parquet(
     src = open_source(source)
     out = Path(out_dir)
     _refuse_output_holding_input(source, out)
-    replaced = _replaceable(out, overwrite)
+    _replaceable(out, overwrite)  # refuse early, before creating anything
     out.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_tmpdirs(out)
+    with _writer_lock(out):
+        replaced = _replaceable(out, overwrite)
+        _remove_stale_tmpdirs(out)
+        _write(src, out, replaced, shards, compression, chunk_size)
+    return out
+
+
+def _write(src: Any, out: Path, replaced: list[str] | None, shards: int, compression: str,
+           chunk_size: int) -> None:
+    """The body of :func:`write_parquet`, run while holding the writer lock of ``out``."""
+    pa, _ = _pyarrow()
     tmp = _shared_tmpdir(out.parent, out.name)
     (tmp / _WRITER).write_text(f"{socket.gethostname()} {os.getpid()}\n")
     writer: _ShardWriter | None = None
@@ -236,7 +253,6 @@ def write_parquet(
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return out
 
 
 #: Test hook: seconds to sleep before writing each chunk.
@@ -297,15 +313,37 @@ def _replaceable(out: Path, overwrite: bool) -> list[str] | None:
             f"{out} holds {foreign[0]!r}, which its manifest does not name (not written by "
             "spca convert); refusing to replace it"
         )
+    if not os.access(out, os.W_OK | os.X_OK):  # before converting anything
+        raise PermissionError(
+            f"cannot replace the dataset in {out}: the directory is not writable, so its "
+            f"files cannot be deleted; {out} was left unchanged"
+        )
     return present
+
+
+#: How the old dataset's files are deleted (a test hook: tests running as
+#: root, to whom a read-only directory is writable, make it fail).
+_unlink = os.unlink
 
 
 def _swap_in(tmp: Path, out: Path, replaced: list[str] | None) -> None:
     """Move the complete dataset ``tmp`` to ``out``; the old dataset in ``out``
-    (the files ``replaced``) is moved aside first, then deleted file by file."""
+    (the files ``replaced``) is moved aside first, then deleted file by file.
+
+    If the first of the old files cannot be deleted, everything is put back
+    as it was (the old dataset in ``out``, the new one discarded by the
+    caller) and the error is raised: the outcome is then a failure with
+    nothing changed, never a replaced dataset with an error status.
+    """
     if replaced is None:
         if out.exists():  # an empty directory
-            out.rmdir()
+            try:
+                out.rmdir()
+            except OSError as exc:
+                raise OSError(
+                    f"{out} is no longer empty (something else wrote to it during the "
+                    f"conversion: {exc.strerror}); the new dataset was not put in place"
+                ) from None
         os.replace(tmp, out)
         return
     old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".old.tmp"))
@@ -316,11 +354,68 @@ def _swap_in(tmp: Path, out: Path, replaced: list[str] | None) -> None:
     except BaseException:
         os.replace(old, out)
         raise
+    deleted = 0
     for name in replaced:
-        with contextlib.suppress(FileNotFoundError):
-            (old / name).unlink()
+        try:
+            _unlink(old / name)
+            deleted += 1
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if deleted == 0:  # nothing deleted yet: undo the swap
+                os.replace(out, tmp)
+                os.replace(old, out)
+                raise OSError(
+                    f"cannot replace the dataset in {out}: its file {name} cannot be "
+                    f"deleted ({exc.strerror}); {out} was left unchanged"
+                ) from None
+            raise OSError(
+                f"the new dataset is in {out}, but files of the old one could not be "
+                f"deleted ({exc.strerror}): they are in {old}"
+            ) from None
     with contextlib.suppress(OSError):  # not empty: something else appeared, keep it
         old.rmdir()
+
+
+@contextlib.contextmanager
+def _writer_lock(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock of ``out`` for one writer (``fcntl.flock`` on
+    ``.OUT.lock`` beside it); a second writer is refused at once.
+
+    The lock file is deleted on release.  A writer that locked a file that
+    was deleted meanwhile (by the holder releasing it) tries again, so two
+    writers never hold locks on two different files of the same name.  No
+    lock where ``fcntl`` does not exist (Windows).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path = out.parent / f".{out.name}.lock"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise OSError(
+                f"another conversion is writing {out} (it holds the lock {path}); try "
+                "again when it has finished"
+            ) from None
+        try:
+            locked = os.path.samestat(os.fstat(fd), os.stat(path))
+        except FileNotFoundError:
+            locked = False
+        if locked:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
 
 
 def _remove_stale_tmpdirs(out: Path) -> None:
@@ -392,7 +487,9 @@ def convert_uci_to_parquet(
     60114
     """
     path = Path(docword)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a UCI docword file")
     return write_parquet(path, out_dir, shards=shards, compression=compression,
                          chunk_size=chunk_size, overwrite=overwrite)

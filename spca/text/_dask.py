@@ -224,7 +224,7 @@ def dask_pass2(src: _Source, words: NDArray[np.int64], transform: str,
 
 def _piece_centred(piece: Any, words: NDArray[np.int64], accurate: NDArray[np.intp],
                    shift: NDArray[np.float64], n_words: int, transform: str,
-                   normalize: str | None, idf: NDArray[np.float64] | None,
+                   normalize: str | None, idf: NDArray[np.float64] | None, *,
                    chunk_size: int) -> CentredPartial:
     _delay()
     return centred_partial(piece.chunks(chunk_size), words, accurate, shift, n_words,
@@ -241,6 +241,7 @@ def dask_centred(src: _Source, words: NDArray[np.int64], accurate: NDArray[np.in
     pieces = source_pieces(src, chunk_size)
     idf_f = _shared(client, idf)
     futures = [client.submit(_piece_centred, p, words, accurate, shift, src.n_words,
-                             transform, normalize, idf_f, int(chunk_size), pure=False)
+                             transform, normalize, idf_f, chunk_size=int(chunk_size),
+                             pure=False)
                for p in pieces]
     return _tree_reduce(client, futures, combine_centred, fan_in)

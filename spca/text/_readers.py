@@ -117,6 +117,11 @@ class _CacheSource(_Source):
         self.path = directory
         self.label = str(directory)
         self.meta = meta
+        for key in ("n_docs", "n_words", "nnz"):
+            value = meta.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{directory}: corrupt cache ({key} is {value!r}, not a "
+                                 "non-negative integer)")
         self.n_docs, self.n_words, self.nnz = meta["n_docs"], meta["n_words"], meta["nnz"]
         self.doc = np.load(directory / "doc.npy", mmap_mode="r")
         self.word = np.load(directory / "word.npy", mmap_mode="r")
@@ -125,8 +130,8 @@ class _CacheSource(_Source):
             raise ValueError(f"{directory}: corrupt cache (array lengths differ from nnz)")
 
     def chunks(self, chunk_size: int) -> Iterator[DocumentChunk]:
-        return _iter_records(self.doc, self.word, self.count, 0, self.nnz, 0, self.n_docs,
-                             chunk_size)
+        return _checked(self.label, self.n_words, _iter_records(
+            self.doc, self.word, self.count, 0, self.nnz, 0, self.n_docs, chunk_size))
 
     def pieces(self, piece_nnz: int) -> list[_CachePiece]:
         """Blocks of whole documents of about ``piece_nnz`` records each, tiling
@@ -166,8 +171,28 @@ class _CachePiece:
         src = _CacheSource(Path(self.path))
         if src.nnz < self.hi:
             raise ValueError(f"{self.path}: cache has {src.nnz} records, expected >= {self.hi}")
-        return _iter_records(src.doc, src.word, src.count, self.lo, self.hi, self.row_start,
-                             self.row_stop, chunk_size)
+        return _checked(self.path, src.n_words, _iter_records(
+            src.doc, src.word, src.count, self.lo, self.hi, self.row_start, self.row_stop,
+            chunk_size))
+
+
+def _checked(label: str, n_words: int,
+             chunks: Iterator[DocumentChunk]) -> Iterator[DocumentChunk]:
+    """The chunks of a cache directory, each checked as a Parquet shard's are:
+    sorted documents of the chunk's range, words in range, counts >= 0."""
+    for c in chunks:
+        if len(c.doc):
+            if c.doc[0] < c.row_start or c.doc[-1] >= c.row_stop or np.any(np.diff(c.doc) < 0):
+                raise ValueError(f"{label}: corrupt cache (document ids out of order or range)")
+            wlo, whi = int(c.word.min()), int(c.word.max())
+            if wlo < 0 or whi >= n_words:
+                raise ValueError(f"{label}: corrupt cache (word {wlo if wlo < 0 else whi} "
+                                 f"out of range 0..{n_words - 1})")
+            if np.issubdtype(c.count.dtype, np.floating) and not np.all(np.isfinite(c.count)):
+                raise ValueError(f"{label}: corrupt cache (counts must be finite)")
+            if c.count.min() < 0:
+                raise ValueError(f"{label}: corrupt cache (negative count {c.count.min()})")
+        yield c
 
 
 def _iter_records(doc: Any, word: Any, count: Any, lo: int, end: int, row: int,

@@ -152,7 +152,7 @@ def _check_backend(backend: str, client: Any) -> str:
 
 
 def _run_pass1(src: Any, n_words: int, transform: str, normalize: str | None,
-               idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+               idf: NDArray[np.float64] | None, *, chunk_size: int, progress: bool,
                backend: str, client: Any) -> Pass1Partial:
     if backend == "dask":
         return _dask.dask_pass1(src, transform, normalize, idf, chunk_size=chunk_size,
@@ -162,7 +162,7 @@ def _run_pass1(src: Any, n_words: int, transform: str, normalize: str | None,
 
 
 def _run_pass2(src: Any, words: NDArray[np.int64], transform: str, normalize: str | None,
-               idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+               idf: NDArray[np.float64] | None, *, chunk_size: int, progress: bool,
                backend: str, client: Any) -> Pass2Partial:
     if backend == "dask":
         return _dask.dask_pass2(src, words, transform, normalize, idf, chunk_size=chunk_size,
@@ -291,7 +291,8 @@ def word_statistics(
                                    backend=backend, client=client)
             idf = idf_from_df(base.document_frequency, D)
 
-    part = _run_pass1(src, W, transform, normalize, idf, chunk_size, progress, backend, client)
+    part = _run_pass1(src, W, transform, normalize, idf, chunk_size=chunk_size,
+                      progress=progress, backend=backend, client=client)
     if part.n_docs != D:  # pragma: no cover - sources tile 0..D
         raise RuntimeError(f"internal error: streamed {part.n_docs} documents, expected {D}")
     mean, m2, df_total, nnz = part.mean, part.m2, part.document_frequency, part.nnz
@@ -413,8 +414,8 @@ def candidate_covariance(
                                     backend=backend, client=client)
         idf = idf_from_df(stats.document_frequency, D)
 
-    gram, sums = _run_pass2(src, words, transform, normalize, idf, chunk_size, progress,
-                            backend, client)
+    gram, sums = _run_pass2(src, words, transform, normalize, idf, chunk_size=chunk_size,
+                            progress=progress, backend=backend, client=client)
     second = np.diagonal(gram) / D  # E[x^2], accurate (a sum of positive terms)
     if not (np.all(np.isfinite(second)) and np.all(np.isfinite(sums))):
         bad = words[~(np.isfinite(second) & np.isfinite(sums))]
@@ -432,7 +433,8 @@ def candidate_covariance(
     accurate = np.flatnonzero((second > 0) & (np.diagonal(cov) <= _CANCELLATION * second))
     if accurate.size:
         part = _run_centred(src, words, accurate, mean[accurate], transform, normalize, idf,
-                            chunk_size, progress, backend, client)
+                            chunk_size=chunk_size, progress=progress, backend=backend,
+                            client=client)
         rows = (part.ytx - np.outer(part.t, sums) / D) / D
         rows[:, accurate] = (part.yty - np.outer(part.t, part.t) / D) / D
         rows[:, accurate] = 0.5 * (rows[:, accurate] + rows[:, accurate].T)
@@ -455,7 +457,7 @@ def _some(words: NDArray[np.int64], n: int = 5) -> str:
 
 def _run_centred(src: Any, words: NDArray[np.int64], accurate: NDArray[np.intp],
                  shift: NDArray[np.float64], transform: str, normalize: str | None,
-                 idf: NDArray[np.float64] | None, chunk_size: int, progress: bool,
+                 idf: NDArray[np.float64] | None, *, chunk_size: int, progress: bool,
                  backend: str, client: Any) -> CentredPartial:
     if backend == "dask":
         return _dask.dask_centred(src, words, accurate, shift, transform, normalize, idf,

@@ -12,7 +12,8 @@ The pipeline is the paper's (Section 4), made exact:
    candidates is ``<= min_t lam_t``, no left-out word could have entered any of
    the problems, and the components are those of the full-vocabulary
    covariance.  Otherwise the candidate set is enlarged to every word with
-   variance above ``min_t lam_t`` (at least doubled) and steps 2-4 repeat.
+   variance above ``min_t lam_t`` (at least doubled, at most
+   ``max_candidates``) and steps 2-4 repeat.
 
 Deflation only lowers variances (Schur complement) or leaves the variances of
 words outside a support unchanged (projection, removal), so the check on the
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._validation import check_int
+from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
 __all__ = ["Topic", "Topics", "sparse_topics"]
@@ -188,6 +189,7 @@ def sparse_topics(
     transform: Transform = "count",
     normalize: Normalize = None,
     n_candidates: int = 1024,
+    max_candidates: int = 4096,
     tol: float = 1e-6,
     progress: bool = False,
     verbose: bool = False,
@@ -235,6 +237,15 @@ def sparse_topics(
         Per-document length normalisation after the transform.
     n_candidates : int, default=1024
         Initial number of candidate words (largest variances).
+    max_candidates : int, default=4096
+        Most candidate words (the covariance formed is ``max_candidates**2``
+        float64s, 128 MiB at the default).  When more words could enter a
+        component (words of tied or nearly equal variances), the candidates
+        are enlarged to ``max_candidates`` at most, or not at all when every
+        component's ``certified_ratio`` is already ``>= 1 - tol``; the
+        words kept among equal variances are those of lowest index.  The
+        certified bounds hold for the whole vocabulary either way, and
+        :attr:`Topics.message` says that the candidates were capped.
     tol : float, default=1e-6
         Relative duality gap of every solve.
     progress : bool, default=False
@@ -273,12 +284,18 @@ def sparse_topics(
     n_components = check_int(n_components, "n_components")
     cardinality = check_int(cardinality, "cardinality")
     n_candidates = check_int(n_candidates, "n_candidates")
+    max_candidates = check_int(max_candidates, "max_candidates")
+    if max_candidates < cardinality:
+        raise ValueError(
+            f"max_candidates must be >= cardinality ({cardinality}), got {max_candidates}"
+        )
     t0 = time.perf_counter()
     stats = word_statistics(source, transform, normalize, progress=progress,
                             backend=backend, client=client)
     t1 = time.perf_counter()
     vocab = _vocabulary(source, vocabulary, stats.n_words)
     var = stats.variance
+    _check_variance_scale(var)
     order = np.argsort(-var, kind="stable")
     positive = int(np.count_nonzero(var > 0))
     if cardinality > positive:
@@ -286,15 +303,22 @@ def sparse_topics(
             f"cardinality must be <= the number of words with positive variance "
             f"({positive}), got {cardinality}"
         )
-    N = min(max(n_candidates, cardinality), positive)
+    N = min(max(n_candidates, cardinality), positive, max_candidates)
     t_pass2 = t_solve = 0.0
     rounds = 0
+    capped = ""
     while True:
         rounds += 1
         words = np.sort(order[:N])
         ta = time.perf_counter()
-        C = candidate_covariance(source, words, transform, normalize, stats=stats,
-                                 progress=progress, backend=backend, client=client)
+        try:
+            C = candidate_covariance(source, words, transform, normalize, stats=stats,
+                                     progress=progress, backend=backend, client=client)
+        except MemoryError:
+            raise MemoryError(
+                f"out of memory forming the covariance of {N} candidate words (at least "
+                f"{_gib(N)} GiB): lower max_candidates (--max-candidates on the command line)"
+            ) from None
         tb = time.perf_counter()
         cov = _MatrixCovariance.formed(C)
         # Every word left out of the candidates has variance at most this: the
@@ -319,9 +343,25 @@ def sparse_topics(
         if left_out <= lam_min and not short:
             break
         # Some left-out word has variance above a penalty used (or the
-        # candidates ran out): enlarge.
+        # candidates ran out): enlarge, up to max_candidates.
         need = int(np.count_nonzero(var > lam_min))
-        N = min(max(need, 2 * N), positive)
+        grown = min(max(need, 2 * N), positive)
+        if grown > max_candidates:
+            certified = not short and all(
+                c.certified_ratio >= 1.0 - tol for c in comps.components)
+            if N == max_candidates or certified:
+                capped = (
+                    f"{need} words have variance above lam={lam_min:.6g} but the covariance "
+                    f"was formed for {N} candidate words only (max_candidates="
+                    f"{max_candidates}, {_gib(need)} GiB for all of them): the word lists "
+                    "are the best found among the candidates; their certified ratios hold "
+                    "for the whole vocabulary"
+                )
+                if not certified:
+                    warnings.warn(capped, UserWarning, stacklevel=2)
+                break
+            grown = max_candidates
+        N = grown
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     topics = []
@@ -359,8 +399,32 @@ def sparse_topics(
         stats=stats,
         explained_variance_ratio=float(cum / total_var) if total_var > 0 else 0.0,
         timings={"pass1": t1 - t0, "pass2": t_pass2, "solve": t_solve, "total": t2 - t0},
-        message=comps.message,
+        message="; ".join(m for m in (capped, comps.message) if m),
     )
+
+
+def _check_variance_scale(var: NDArray) -> None:
+    """Refuse word variances the solver cannot handle in double precision,
+    saying what to do with the corpus (the caller has no Sigma or lam to
+    rescale: they are formed here)."""
+    top = float(var.max()) if var.size else 0.0
+    if top > MAX_SCALE:
+        raise ValueError(
+            f"the largest word variance, {top:.3g}, is above {MAX_SCALE:g} (too large for "
+            "the solver in double precision): divide the counts by a constant, or analyse "
+            "log(1 + count) or binary values (transform='log1p' or 'binary'; --transform "
+            "on the command line)"
+        )
+    if 0.0 < top < MIN_SCALE:
+        raise ValueError(
+            f"the largest word variance, {top:.3g}, is below {MIN_SCALE:g} (too small for "
+            "the solver in double precision): multiply the counts by a constant"
+        )
+
+
+def _gib(n_words: int) -> str:
+    """Size of an ``n_words`` x ``n_words`` float64 matrix in GiB, for messages."""
+    return f"{8 * n_words**2 / 2**30:.2g}"
 
 
 def _vocabulary(source: Any, vocabulary: Any, n_words: int) -> list[str]:

@@ -713,6 +713,36 @@ def load_uci_bow(
 # --------------------------------------------------------------------------
 
 
+def _checked_counts(data: NDArray) -> NDArray[np.int64]:
+    """The counts as int64, each a whole number in [0, 2**31 - 1] (what
+    :func:`load_uci_bow` accepts); otherwise a ValueError naming the value.
+
+    Compared in the counts' own dtype, before any cast: a cast of 2**63 + 5
+    (uint64) or of 1e19 (float) to int64 wraps around silently.
+    """
+    if data.dtype == np.bool_:
+        return data.astype(np.int64)
+    if not (np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)):
+        raise ValueError(f"counts must be integers, got dtype {data.dtype}")
+    if np.issubdtype(data.dtype, np.floating):
+        bad = ~np.isfinite(data)
+        if bad.any():
+            raise ValueError(f"counts must be finite, got {data[bad][0].item()!r}")
+        bad = data != np.floor(data)
+        if bad.any():
+            raise ValueError(f"counts must be whole numbers, got {data[bad][0].item()!r}")
+    bad = data < 0
+    if bad.any():
+        raise ValueError(f"counts must be non-negative, got {data[bad][0].item()!r}")
+    bad = data > _INT32_MAX
+    if bad.any():
+        raise ValueError(
+            f"count {data[bad][0].item()!r} is too large: load_uci_bow reads counts up to "
+            f"2**31 - 1 = {_INT32_MAX}"
+        )
+    return data.astype(np.int64)
+
+
 def _format_records(doc: NDArray, word: NDArray, count: NDArray) -> bytes:
     """Format ``doc word count\\n`` lines with vectorised digit extraction."""
     cols = []
@@ -737,6 +767,10 @@ def _format_records(doc: NDArray, word: NDArray, count: NDArray) -> bytes:
 def _atomic_writer(path: Path, compresslevel: int):
     """Return (tmp_path, file object) writing text to a temporary file next to path."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # mkstemp's mode is 0600; the file gets the mode open() would give it
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
     raw = os.fdopen(fd, "wb")
     if path.name.endswith(".gz"):
         return Path(tmp), raw, gzip.GzipFile(
@@ -764,8 +798,9 @@ def write_uci(
         Output ``vocab`` file (``W`` lines; gzip if the name ends in ``.gz``).
         Not written when None.
     counts : sparse matrix or array-like of shape (D, W)
-        Non-negative integer counts (documents x words).  Zeros are not
-        written; integer-valued floats are accepted.
+        Non-negative integer counts (documents x words), at most
+        ``2**31 - 1`` each (the largest count :func:`load_uci_bow` reads).
+        Zeros are not written; integer-valued floats are accepted.
     vocabulary : sequence of str of length W, optional
         Required when ``path_vocab`` is given.  Words must be non-empty and
         contain no newline.
@@ -777,8 +812,9 @@ def write_uci(
     Raises
     ------
     ValueError
-        If ``counts`` holds negative, non-integer or non-finite values, if
-        the corpus is empty, or if the vocabulary does not fit.
+        If ``counts`` holds negative, non-integer, non-finite or too large
+        (above ``2**31 - 1``) values, naming the first such value; if the
+        corpus is empty, or if the vocabulary does not fit.
 
     Notes
     -----
@@ -805,10 +841,7 @@ def write_uci(
     X.eliminate_zeros()
     X.sort_indices()
     D, W = X.shape
-    data = X.data
-    if data.size and (not np.all(np.isfinite(data)) or np.any(data < 0)
-                      or np.any(data != np.round(data))):
-        raise ValueError("counts must be finite non-negative integers")
+    data = _checked_counts(X.data)
     if D == 0 or W == 0 or X.nnz == 0:
         raise ValueError(f"refusing to write an empty corpus (D={D}, W={W}, NNZ={X.nnz})")
     words: list[str] | None = None
