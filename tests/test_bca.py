@@ -677,13 +677,6 @@ def test_give_up_stops_a_hopeless_solve_with_valid_bounds():
     assert res.converged
 
 
-# Files whose positional parameters are reduced on another branch (the text
-# and datasets work): the lead empties this list when the branches merge.
-POSITIONAL_HANDLED_ELSEWHERE = [
-    "spca/datasets/_synthetic.py",
-    "spca/text/_dask.py",
-    "spca/text/_stats.py",
-]
 MAX_POSITIONAL = 8
 
 
@@ -738,7 +731,7 @@ def test_no_function_takes_more_than_eight_positional_parameters():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 seen += 1
                 n = len(node.args.posonlyargs) + len(node.args.args)
-                if n > MAX_POSITIONAL and rel not in POSITIONAL_HANDLED_ELSEWHERE:
+                if n > MAX_POSITIONAL:
                     offenders.append(f"{rel}:{node.lineno} {getattr(node, 'name', 'lambda')} "
                                      f"({n})")
     signature = re.compile(r"^[ \t]*(?:cpdef|def)\s+(?:[\w.]+\s+)?(\w+)\s*\(", re.M)

@@ -232,24 +232,3 @@ def test_memory_does_not_grow_with_documents(tmp_path, kind):
     small, large = peak(2_000), peak(16_000)
     # streamed files: flat; in-memory matrices: a few bytes per row of the matrix itself
     assert large < (1.1 if kind == "file" else 1.5) * small
-
-
-def test_no_function_of_the_text_layer_takes_more_than_8_positional_parameters():
-    # issue 29's rule, for spca/text, spca/datasets and the command line
-    import ast
-    from pathlib import Path
-
-    import spca
-
-    root = Path(spca.__file__).resolve().parent
-    files = [*sorted((root / "text").glob("*.py")), *sorted((root / "datasets").glob("*.py")),
-             root / "cli.py", root / "__main__.py", root / "_interrupt.py"]
-    assert len(files) > 10
-    wide = []
-    for path in files:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                n = len(node.args.posonlyargs) + len(node.args.args)
-                if n > 8:
-                    wide.append(f"{path.name}:{node.name} ({n})")
-    assert wide == []
