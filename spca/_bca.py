@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +48,7 @@ from ._limits import (
     STATUS_WORK_LIMIT,
     TimeLimit,
     check_time_limit,
+    stopwatch,
 )
 from ._proximal import proximal_dual
 from ._screening import safe_feature_elimination
@@ -75,13 +75,6 @@ class ConvergenceWarning(UserWarning):
 
 class EmptyProblemWarning(UserWarning):
     """Every feature was eliminated: the result is the empty component."""
-
-
-def stopwatch() -> float:
-    """Seconds for the ``timings`` of a result: a measurement, never read by
-    a decision of the solver (those count work; only the caller's
-    ``time_limit`` reads a clock, through :mod:`spca._limits`)."""
-    return time.perf_counter()
 
 
 @dataclass(frozen=True, repr=False)

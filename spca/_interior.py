@@ -60,6 +60,7 @@ from ._certificate import (
     rank_one_dual,
     relative_gap,
 )
+from ._limits import stopwatch
 
 __all__ = ["INTERIOR_FALLBACK", "INTERIOR_MAX", "INTERIOR_SWEEPS", "InteriorResult",
            "convergence_advice", "finish_block", "interior_point"]
@@ -368,8 +369,6 @@ def finish_block(S: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray, out: t
     barrier iterate is close to ``phi``) and ``M = S + U``, its dual matrix.
     Timings are measured for the report only.
     """
-    from ._bca import stopwatch  # at call time: _bca imports this module
-
     sweep, cert, passes, exact, t_cert, beta_k = out
     t0 = stopwatch()
     res = interior_point(S, lam, tol=tol, verbose=verbose)

@@ -39,6 +39,13 @@ def clock() -> float:
     return time.perf_counter()
 
 
+def stopwatch() -> float:
+    """Seconds for the ``timings`` of a result: a measurement, never read by
+    a decision of a solver (those count work; only the caller's
+    ``time_limit`` reads a clock, through :func:`clock`)."""
+    return time.perf_counter()
+
+
 def check_time_limit(value: Any, name: str = "time_limit") -> float | None:
     """Return ``value`` as a float (``None`` stays ``None``), checking that it
     is a real number ``> 0`` (``inf`` is accepted and means no limit)."""

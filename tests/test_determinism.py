@@ -16,6 +16,7 @@ from _reference import high_rank_problem, sdp_value  # noqa: E402
 import spca
 import spca._bca as bca
 import spca._first_order as first_order
+import spca._interior as interior
 import spca._limits as limits
 from spca._certificate import dspca_objective
 
@@ -92,6 +93,7 @@ def _forbid_clock(monkeypatch):
 
     monkeypatch.setattr(bca, "stopwatch", stopwatch)
     monkeypatch.setattr(first_order, "stopwatch", stopwatch)
+    monkeypatch.setattr(interior, "stopwatch", stopwatch)
     return readings
 
 
