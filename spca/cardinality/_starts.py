@@ -1,0 +1,75 @@
+"""Primal heuristics: ``k``-supports found during the search.
+
+Any support of ``k`` features is feasible for the whole problem, so a node's
+heuristic need not respect the node: it rounds the node's relaxation (the
+forced features plus the free ones of largest magnitude in the leading
+eigenvector of the dual matrix) and improves the new supports it finds by the
+swaps of :class:`spca._ksparse._Pool` (one feature out, one in, while the
+largest eigenvalue grows).  The search starts from the best of the caller's
+support, forward greedy selection and truncated power iterations, each
+improved by swaps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import _ksparse
+
+__all__: list[str] = []
+
+
+class Incumbent:
+    """The best support found so far, over a candidate pool ``P`` (positions in
+    ``Sigma``) whose block is ``B``."""
+
+    def __init__(self, B: NDArray[np.float64], k: int) -> None:
+        self.pool = _ksparse._Pool(B)
+        self.B = B
+        self.k = k
+        self.support = np.zeros(0, dtype=np.intp)  # positions in the pool
+        self.value = -np.inf
+        self.seen: set[bytes] = set()
+        self.n_swaps = 0
+
+    def offer(self, S: NDArray[np.intp], improve: bool = True) -> bool:
+        """Evaluate the support ``S`` (pool positions), improve it by swaps if it is
+        new and ``improve``; whether the incumbent improved."""
+        S = np.sort(np.asarray(S, dtype=np.intp))
+        key = S.tobytes()
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        if improve:
+            mv = self.pool.swaps(S)
+            self.n_swaps += mv.swaps
+            S, val = mv.support, mv.variance
+            self.seen.add(S.tobytes())
+        else:
+            val = self.pool.variance(S)
+        if val > self.value * (1 + _ksparse.SWAP_RTOL) or self.support.size == 0:
+            self.support, self.value = S, float(val)
+            return True
+        return False
+
+    def starts(self) -> None:
+        """Greedy selection and two truncated-power starts, each with swaps."""
+        k, pool = self.k, self.pool
+        self.offer(pool.grow(np.zeros(0, dtype=np.intp), k))
+        e = np.zeros(pool.m)
+        e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
+        self.offer(pool.truncated_power(e, k))
+        x = np.zeros(pool.m)
+        x[self.support] = _ksparse.top_eig(self.B[np.ix_(self.support, self.support)])[1]
+        self.offer(pool.truncated_power(x, k))
+
+    def round(self, inside: NDArray[np.intp], free: NDArray[np.intp],
+              v_free: NDArray[np.float64]) -> bool:
+        """Round a node: ``inside`` plus the ``k - |inside|`` free features of
+        largest ``|v|`` (all pool positions)."""
+        r = self.k - inside.size
+        if r < 0 or free.size < r:
+            return False
+        pick = free[np.argsort(-np.abs(v_free), kind="stable")[:r]]
+        return self.offer(np.concatenate([inside, pick]))
