@@ -119,6 +119,8 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     assert _bounds.trace_bound(d[inside], d[free], r) >= value - tol
     assert _bounds.gershgorin_bound(A, d[N], mask, k) >= value - tol
     assert _bounds.lambda_max_upper(BN) >= value - tol
+    evals, evecs = np.linalg.eigh(BN)
+    assert _bounds.spectral_bound(evals, evecs, mask, r, float(np.linalg.norm(BN))) >= value - tol
     if m:
         lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
         beta, _ = brute_force(Sigma, r, (), free) if r <= free.size else (0.0, None)
@@ -134,11 +136,29 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     c = lam * (s * s * m + r)
     assert pd.bound() + c >= value - tol
     assert pd.run(10) + c >= value - tol
+    spec = _bounds.PartialDual(BN, np.outer(w, w), lam, 1.0, mask, r)
+    spec.start((L + L.T) / 2, np.ones(N.size) / math.sqrt(N.size))
+    assert spec.bound() + c >= value - tol
+    assert spec.run(10) + c >= value - tol
     # a feature's bound holds for every support containing it
     beta_all = brute_force(Sigma, k - 1)[0]
     fb = _bounds.feature_bounds(Sigma, k, beta_all)
     for j in range(p):
         assert fb[j] >= brute_force(Sigma, k, (j,))[0] - tol
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("raw", [False, True])
+def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw):
+    """The partial dual bounds every node (not only after DUAL_AFTER nodes)."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    p = 14
+    Sigma = random_covariance(seed, p, raw)
+    for k in (3, 6, 9):
+        res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                               time_limit=spca._limits.TimeLimit(30.0))
+        assert res.status == "optimal"
+        check_claim(Sigma, k, res)
 
 
 def test_time_limit_with_stub_clock(monkeypatch):

@@ -71,6 +71,36 @@ def top_pair(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
     return float(w[0]) + n * EPS * float(np.linalg.norm(A)), V[:, 0]
 
 
+def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArray[np.bool_],
+                   r: int, scale: float) -> float:
+    """The eigen-decomposition ``A = sum_i w_i u_i u_i'`` against sparsity.
+
+    For unit ``x`` on a node's support, ``x' A x = sum_i w_i c_i`` with
+    ``c_i = (u_i' x)^2``, ``sum_i c_i = 1`` and
+    ``c_i <= ||u_i[S]||^2 <= tau_i = ||u_i[I]||^2 + (the r largest u_ij^2, j free)``.
+    The largest ``sum_i w_i c_i`` under these constraints (a fractional
+    knapsack: fill the largest ``w_i`` first) bounds ``x' A x``.  ``w`` and the
+    columns of ``U`` in any order; ``scale`` (``||A||_F``) sets the rounding
+    margin.
+    """
+    n = w.size
+    order = np.argsort(-w, kind="stable")
+    w = w[order]
+    U2 = U[:, order] ** 2
+    tau = U2[inside].sum(axis=0) if inside.any() else np.zeros(n)
+    F = U2[~inside]
+    if r > 0 and F.shape[0]:
+        rr = min(r, F.shape[0])
+        tau = tau + np.partition(F, F.shape[0] - rr, axis=0)[F.shape[0] - rr:].sum(axis=0)
+    tau = np.minimum(tau, 1.0)
+    before = np.concatenate([[0.0], np.cumsum(tau)[:-1]])
+    c = np.clip(1.0 - before, 0.0, tau)
+    total = float(w @ c)
+    if c.sum() < 1.0 - 1e-9:  # (cannot happen for orthonormal U: sum tau >= 1)
+        total = float(w[0])
+    return total + 4 * n * EPS * scale
+
+
 def trace_bound(d_in: NDArray[np.float64], d_free: NDArray[np.float64], r: int) -> float:
     """Variances of the forced features plus the ``r`` largest free ones."""
     total = float(d_in.sum())
@@ -137,8 +167,12 @@ class PartialDual:
     """
 
     def __init__(self, S: NDArray[np.float64], W: NDArray[np.float64], lam: float,
-                 rho: float) -> None:
+                 rho: float, inside: NDArray[np.bool_] | None = None, r: int = 0) -> None:
+        self.inside = inside
+        self.r = r
         self.S = S
+        self.W = W
+        self.lam = lam
         self.box = lam * W
         self.rho = rho
         n = S.shape[0]
@@ -157,10 +191,22 @@ class PartialDual:
     def bound(self) -> float:
         """``lambda_max(S - L)`` plus the rounding margin (``L`` inside the box)."""
         L = np.clip(self.L, -self.box, self.box)
-        val, v = top_pair(self.S - L)
+        A = self.S - L
+        if self.inside is None:
+            val, v = top_pair(A)
+        else:
+            w, V = np.linalg.eigh(A)
+            v = V[:, -1]
+            val = min(float(w[-1]) + A.shape[0] * EPS * float(np.linalg.norm(A)),
+                      spectral_bound(w, V, self.inside, self.r, float(np.linalg.norm(A))))
         if val < self.best:
             self.best, self.vector = val, v
         return val
+
+    def slope(self, c: float) -> float:
+        """``c - sum_ij W_ij |Y_ij|``: the slope in ``lam`` of ``phi(lam) + lam c``
+        estimated from the current primal iterate."""
+        return c - float((self.W * np.abs(self.Y)).sum())
 
     def run(self, iters: int, check: int = 5) -> float:
         """``iters`` ADMM steps, the bound evaluated every ``check``; the best bound."""

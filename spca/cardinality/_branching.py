@@ -3,10 +3,10 @@
 A node is a partition of the candidate features into forced in (``I``),
 excluded and free (``F``).  Its two children force the chosen free feature in
 and out.  The feature chosen is the free one of largest magnitude in the
-leading eigenvector of the node's dual matrix (``Sigma_NN - L`` of
-:class:`~spca.cardinality._bounds.PartialDual`): the relaxation's direction,
-so the ``in`` child keeps the relaxation's mass and the ``out`` child loses
-the most of it.
+leading eigenvector of the node's matrix ``Sigma_NN`` (or of its dual matrix
+``Sigma_NN - L`` of :class:`~spca.cardinality._bounds.PartialDual` when that
+bounds lower): the relaxation's direction, so the ``in`` child keeps the
+relaxation's mass and the ``out`` child loses the most of it.
 """
 
 from __future__ import annotations
@@ -28,10 +28,6 @@ class Node:
     free: NDArray[np.intp] = field(compare=False)  # free, ascending
     bound: float = field(compare=False)  # inherited from the parent (or its own)
     depth: int = field(compare=False, default=0)
-    # the parent's multiplier over its own features (a warm start), and them
-    warm: NDArray[np.float32] | None = field(compare=False, default=None)
-    warm_idx: NDArray[np.intp] | None = field(compare=False, default=None)
-    lam: float = field(compare=False, default=float("nan"))
 
     @property
     def features(self) -> NDArray[np.intp]:

@@ -28,17 +28,17 @@ from ._starts import Incumbent
 
 __all__ = ["SearchResult", "branch_and_bound"]
 
-# ADMM steps of the partial dual at the root for each lam tried, and per node
-# (in chunks of NODE_CHUNK, up to NODE_ITER while the bound still falls by more
-# than STALL of the open gap per chunk).
-ROOT_ITER = 40
-LAM_STEPS = 12
+# The dual bound (the partial dual of ``_bounds``) joins the search once this
+# many nodes were not enough with the cheaper bounds: its lam is searched at
+# the root (ROOT_ITER ADMM steps per lam, at most LAM_STEPS values of lam,
+# expanding by LAM_FACTOR), and each later node evaluates the root's
+# multiplier restricted to its features (one eigendecomposition).
+DUAL_AFTER = 32
+ROOT_ITER = 20
+LAM_STEPS = 10
 LAM_FACTOR = 1.6
-NODE_CHUNK = 10
-NODE_ITER = 40
-STALL = 0.05
-# The ADMM penalty, relative to lambda_max(Sigma_NN) / |N|.
-RHO = 10.0
+# The ADMM penalty, relative to max(Sigma_ii) / |N|.
+RHO = 100.0
 # A progress line of the log at most this often (seconds; display only).
 LOG_EVERY = 1.0
 # The progress bar appears after this many seconds (display only).
@@ -93,6 +93,7 @@ class _Search:
         self.n_nodes = 0
         self.counter = 0
         self.lam = math.nan
+        self.root_dual: tuple[float, NDArray[np.float64], NDArray[np.intp]] | None = None
         self._last_log = -math.inf
         self.bar: Any = None
 
@@ -110,8 +111,7 @@ class _Search:
         self.closed = max(self.closed, bound)
 
     def push(self, inside: NDArray[np.intp], free: NDArray[np.intp], bound: float,
-             parent: Node | None, L: NDArray[np.float64] | None,
-             N: NDArray[np.intp] | None, lam: float) -> None:
+             parent: Node | None) -> None:
         """Queue a child, or evaluate it directly when its support is fixed."""
         n = inside.size + free.size
         if n < self.k:
@@ -126,9 +126,7 @@ class _Search:
             return
         self.counter += 1
         depth = 0 if parent is None else parent.depth + 1
-        warm = None if L is None else L.astype(np.float32)
-        heapq.heappush(self.heap, Node((-bound, self.counter), inside, free, bound, depth,
-                                       warm, N, lam))
+        heapq.heappush(self.heap, Node((-bound, self.counter), inside, free, bound, depth))
 
     # -- the log -------------------------------------------------------------------------
     def log(self, force: bool = False) -> None:
@@ -156,7 +154,7 @@ class _Search:
         w = np.where(inside_mask, s, 1.0)
         W = np.outer(w, w)
         top = max(float(np.max(self.d[N])), np.finfo(float).tiny)
-        pd = _bounds.PartialDual(BN, W, lam, RHO * top / N.size)
+        pd = _bounds.PartialDual(BN, W, lam, RHO * top / N.size, inside_mask, r)
         return pd, lam * (s * s * m + r)
 
     def root_lam(self, BN: NDArray[np.float64], N: NDArray[np.intp], v: NDArray[np.float64],
@@ -177,8 +175,15 @@ class _Search:
             if lam in cache:
                 return cache[lam][0]
             pd, c = self.dual(N, mask, BN, lam, 1.0)
-            L0 = None if L_prev[0] is None else L_prev[0] * (lam / L_prev[1])
-            pd.start(L0, v)
+            # start from the soft-thresholding multiplier clip(Sigma, -lam, lam)
+            # or the previous lam's, scaled, whichever bounds lower
+            pd.start(BN, v)
+            if L_prev[0] is not None:
+                first = pd.bound()
+                alt, _ = self.dual(N, mask, BN, lam, 1.0)
+                alt.start(L_prev[0] * (lam / L_prev[1]), v)
+                if alt.bound() < first:
+                    pd = alt
             val = pd.run(ROOT_ITER) + c
             cache[lam] = (val, pd.L)
             L_prev[0], L_prev[1] = pd.L, lam
@@ -235,10 +240,9 @@ class _Search:
                 print(f"root lam {t:.5g}: bound {cache[t][0]:.7g}")
         return cache[lam][0], cache[lam][1], lam
 
-    def bound_node(self, node: Node) -> tuple[float, NDArray[np.float64] | None,
-                                              NDArray[np.float64] | None]:
-        """The node's bound (never above its parent's), its multiplier and the
-        leading vector of its dual matrix (``None`` when closed early)."""
+    def bound_node(self, node: Node) -> tuple[float, NDArray[np.float64] | None]:
+        """The node's bound (never above its parent's) and the leading vector of
+        its (dual) matrix over its features (``None`` when closed early)."""
         k, B = self.k, self.B
         inside, free = node.inside, node.free
         N = node.features
@@ -249,21 +253,24 @@ class _Search:
         # 1. variances
         bound = min(bound, _bounds.trace_bound(self.d[inside], self.d[free], r))
         if bound <= level:
-            return bound, None, None
+            return bound, None
         BN = B[np.ix_(N, N)]
         # 2. Gershgorin with the forced rows
         A = np.abs(BN)
         np.fill_diagonal(A, 0.0)
         bound = min(bound, _bounds.gershgorin_bound(A, self.d[N], mask, k))
         if bound <= level:
-            return bound, None, None
-        # 3. lambda_max of the node
-        top, v = _bounds.top_pair(BN)
-        bound = min(bound, top)
+            return bound, None
+        # 3. lambda_max of the node, and its spectrum against sparsity
+        w, V = np.linalg.eigh(BN)
+        v = V[:, -1]
+        nrm = float(np.linalg.norm(BN))
+        top = float(w[-1]) + N.size * _bounds.EPS * nrm
+        bound = min(bound, top, _bounds.spectral_bound(w, V, mask, r, nrm))
         self.inc.round(inside, free, v[~mask])
         level = self.level()
         if bound <= level:
-            return bound, None, None
+            return bound, None
         # 4. the forced block coupled to the free features
         if m:
             lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
@@ -273,33 +280,32 @@ class _Search:
             cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
             bound = min(bound, _bounds.coupling_bound(lam_in, cols2, beta, r))
             if bound <= level:
-                return bound, None, None
-        # 5. the partial dual, warm-started from the parent's multiplier
-        lam = node.lam if math.isfinite(node.lam) else self.lam
-        L0 = None
-        if node.warm is not None and node.warm_idx is not None:
-            pos = np.searchsorted(node.warm_idx, N)
-            L0 = node.warm[np.ix_(pos, pos)].astype(np.float64)
-        best_pd, best_val = None, math.inf
+                return bound, None
+        # 5. the root's multiplier, restricted to the node, with the l1 weights
+        #    s = 1 (plain DSPCA) and s = 0 (no penalty on the forced block)
+        if self.root_dual is None:
+            return bound, v
+        lam, L_root, idx = self.root_dual
+        pos = np.searchsorted(idx, N)
+        L0 = L_root[np.ix_(pos, pos)]
+        vec = v
         for s in ((1.0, 0.0) if m else (1.0,)):
             pd, c = self.dual(N, mask, BN, lam, s)
             pd.start(L0, v)
             val = pd.bound() + c
-            if val < best_val:
-                best_pd, best_val, best_c = pd, val, c
-        pd, c = best_pd, best_c
-        prev = min(bound, best_val)
-        while pd.iters < NODE_ITER:
-            val = pd.run(NODE_CHUNK) + c
-            cur = min(bound, val)
-            if cur <= level or prev - cur <= STALL * max(prev - level, 0.0):
-                prev = cur
-                break
-            prev = cur
-        bound = min(bound, pd.best + c)
-        vec = pd.vector
-        self.inc.round(inside, free, vec[~mask])
-        return bound, pd.L, vec
+            if val < bound:
+                bound, vec = val, pd.vector
+        if vec is not v:
+            self.inc.round(inside, free, vec[~mask])
+        return bound, vec
+
+    def start_dual(self, N: NDArray[np.intp], BN: NDArray[np.float64],
+                   v: NDArray[np.float64]) -> None:
+        """Search the root's lam and keep its multiplier for the nodes to come."""
+        val, L, lam = self.root_lam(BN, N, v, self.lam)
+        self.lam = lam
+        self.root_bound = min(self.root_bound, val)
+        self.root_dual = (lam, L, N)
 
     # -- the search ------------------------------------------------------------------------
     def run(self, root_free: NDArray[np.intp], lam0: float) -> str:
@@ -313,10 +319,8 @@ class _Search:
             self.inc.offer(N)
             self.close(self.inc.pool.variance(N))
             return _limits.STATUS_OPTIMAL
-        val, L, lam = self.root_lam(BN, N, v, lam0)
-        self.lam = lam
-        self.root_bound = min(self.root_bound, val)
-        self.push(np.zeros(0, np.intp), N, self.root_bound, None, L, N, lam)
+        self.lam = lam0
+        self.push(np.zeros(0, np.intp), N, self.root_bound, None)
         self.log(force=True)
         status = _limits.STATUS_OPTIMAL
         try:
@@ -328,8 +332,11 @@ class _Search:
                 if node.bound <= self.level():
                     self.close(node.bound)
                     continue
+                if self.root_dual is None and self.n_nodes == DUAL_AFTER:
+                    self.start_dual(N, BN, v)
                 self.n_nodes += 1
-                bound, L, vec = self.bound_node(node)
+                self.inc.n_nodes = self.n_nodes
+                bound, vec = self.bound_node(node)
                 if vec is None or bound <= self.level():
                     self.close(bound)
                     self.log()
@@ -337,8 +344,8 @@ class _Search:
                 Nn = node.features
                 j = choose_feature(node, Nn, vec)
                 (i_in, f_in), (i_out, f_out) = children(node, j)
-                self.push(i_in, f_in, bound, node, L, Nn, node.lam)
-                self.push(i_out, f_out, bound, node, L, Nn, node.lam)
+                self.push(i_in, f_in, bound, node)
+                self.push(i_out, f_out, bound, node)
                 self.log()
         except KeyboardInterrupt:
             status = _limits.STATUS_INTERRUPTED

@@ -19,6 +19,15 @@ from .. import _ksparse
 
 __all__: list[str] = []
 
+# A rounded support is improved by swaps only if its variance is within this
+# fraction of the incumbent's (swaps cost k eigensolves and a bordered
+# secular solve per step; most rounded supports are far below).
+SWAP_WINDOW = 0.002
+# ... and while the node roundings have improved at most SWAP_CALLS supports
+# plus one per SWAP_EVERY nodes (a work budget).
+SWAP_CALLS = 10
+SWAP_EVERY = 20
+
 
 class Incumbent:
     """The best support found so far, over a candidate pool ``P`` (positions in
@@ -32,6 +41,8 @@ class Incumbent:
         self.value = -np.inf
         self.seen: set[bytes] = set()
         self.n_swaps = 0
+        self.n_calls = 0
+        self.n_nodes = 0
 
     def offer(self, S: NDArray[np.intp], improve: bool = True) -> bool:
         """Evaluate the support ``S`` (pool positions), improve it by swaps if it is
@@ -41,7 +52,10 @@ class Incumbent:
         if key in self.seen:
             return False
         self.seen.add(key)
+        if improve and self.support.size and not self.worth(S):
+            improve = False
         if improve:
+            self.n_calls += 1
             mv = self.pool.swaps(S)
             self.n_swaps += mv.swaps
             S, val = mv.support, mv.variance
@@ -52,6 +66,13 @@ class Incumbent:
             self.support, self.value = S, float(val)
             return True
         return False
+
+    def worth(self, S: NDArray[np.intp]) -> bool:
+        """Whether swaps from ``S`` are worth their cost: its variance is within
+        SWAP_WINDOW of the incumbent's."""
+        if self.n_calls >= SWAP_CALLS + self.n_nodes // SWAP_EVERY:
+            return False
+        return self.pool.variance(S) >= (1.0 - SWAP_WINDOW) * self.value
 
     def starts(self) -> None:
         """Greedy selection and two truncated-power starts, each with swaps."""
