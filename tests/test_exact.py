@@ -259,3 +259,40 @@ def test_input_not_modified():
     before = S.copy()
     dspca_cardinality(S, 4, optimality_gap=GAP)
     np.testing.assert_array_equal(S, before)
+
+
+def test_sparse_components_and_estimator_pass_the_proof_through():
+    from spca import SparsePCA, sparse_components
+
+    S = load_pitprops().correlation
+    res = sparse_components(S, 2, cardinality=4, deflation="removal", optimality_gap=GAP,
+                            time_limit=20.0)
+    for comp in res.components:
+        assert comp.search.status == "optimal"
+    best, support = brute_force(S, 4)
+    np.testing.assert_array_equal(res.components[0].support, support)
+    # the second component is the best 4-support of the features left
+    left = np.setdiff1d(np.arange(13), support)
+    best2, support2 = brute_force(S, 4, (), left)
+    np.testing.assert_array_equal(res.components[1].support, support2)
+    assert res.components[1].variance_upper_bound >= best2 * (1 - 1e-12)
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 9))
+    X[:, :4] += rng.standard_normal((60, 1))
+    est = SparsePCA(n_components=1, cardinality=3, optimality_gap=GAP).fit(X)
+    search = est.result_.components[0].search
+    assert search.status == "optimal"
+    # (the support of the best is the same whatever the covariance's normalisation)
+    np.testing.assert_array_equal(search.support, brute_force(np.cov(X, rowvar=False), 3)[1])
+
+
+def test_proof_options_need_a_cardinality():
+    from spca import SparsePCA, sparse_components
+
+    with pytest.raises(ValueError, match="optimality_gap=0.001 asks for a proof"):
+        sparse_components(np.eye(4), 1, lam=0.1, optimality_gap=1e-3)
+    with pytest.raises(ValueError, match="optimality_gap=0.001 asks for a proof"):
+        SparsePCA(lam=0.1, optimality_gap=1e-3).fit(np.random.default_rng(0).normal(size=(9, 4)))
+    with pytest.raises(ValueError, match=r"optimality_gap must be a relative gap in \(0, 1\)"):
+        SparsePCA(cardinality=2, optimality_gap=2.0).fit(np.eye(4))
