@@ -15,6 +15,13 @@ __all__: list[str] = []
 
 #: ``time_limit`` when ``optimality_gap`` is given without one (seconds).
 DEFAULT_TIME_LIMIT = 60.0
+# From this many features on, the (k - 1)-sparse certificate is computed for
+# the probing of the root (one more cardinality search).
+PROBE_FROM = 200
+# ... which is pushed below the incumbent by this margin, by a branch and
+# bound at k - 1 to this gap when the certificate is not enough.
+PROBE_MARGIN = 0.01
+PROBE_GAP = 1e-3
 
 
 def check_proof_options(optimality_gap: Any, time_limit: Any) -> tuple[float | None,
@@ -32,6 +39,23 @@ def check_proof_options(optimality_gap: Any, time_limit: Any) -> tuple[float | N
     return gap, DEFAULT_TIME_LIMIT if seconds is None else seconds
 
 
+def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLimit) -> float:
+    """A certified bound on the best ``j``-sparse variance, pushed below
+    ``target`` if it can be: the certificate of :func:`spca.dspca_cardinality`
+    at ``j``, else a branch and bound at ``j`` (to the gap PROBE_GAP, probed
+    with the bound at ``j - 1``, recursively)."""
+    from .._path import dspca_cardinality
+
+    res = dspca_cardinality(Sigma, j)
+    ub = res.variance_upper_bound
+    if ub < target * (1.0 - PROBE_MARGIN) or j == 1 or limit.expired():
+        return ub
+    beta = _bound_below(Sigma, j - 1, res.explained_variance, limit)
+    out = branch_and_bound(Sigma, j, optimality_gap=PROBE_GAP, time_limit=limit,
+                           start=res.support, start_bound=ub, lam0=res.bound_lam, below=beta)
+    return min(ub, out.bound)
+
+
 def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits.TimeLimit,
           verbose: bool = False) -> Any:
     """Search from ``res`` (a :class:`spca.CardinalityResult` of the default
@@ -42,9 +66,14 @@ def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits
     k = res.k
     Sigma = cov.block(np.arange(cov.n, dtype=np.intp))
     Sigma[np.diag_indices(cov.n)] = cov.diag
+    beta = math.inf
+    if cov.n > PROBE_FROM and k > 1:
+        # a certified bound on the (k - 1)-sparse variance lets the probing
+        # drop the features whose rows cannot lift it to the incumbent
+        beta = _bound_below(Sigma, k - 1, res.explained_variance, limit)
     out = branch_and_bound(Sigma, k, optimality_gap=optimality_gap, time_limit=limit,
                            start=res.support, start_bound=res.variance_upper_bound,
-                           lam0=res.bound_lam, verbose=verbose)
+                           lam0=res.bound_lam, below=beta, verbose=verbose)
     changes: dict[str, Any] = {
         "status": out.status, "n_nodes": out.n_nodes,
         "seconds": res.seconds + out.seconds,

@@ -370,14 +370,15 @@ def branch_and_bound(Sigma: NDArray[np.float64], k: int, *, optimality_gap: floa
                      time_limit: _limits.TimeLimit,
                      start: NDArray[np.intp] | None = None,
                      start_bound: float = math.inf, lam0: float = math.nan,
-                     verbose: bool = False) -> SearchResult:
+                     below: float = math.inf, verbose: bool = False) -> SearchResult:
     """Search for the ``k``-support of largest variance, to the relative gap
     ``optimality_gap`` or until ``time_limit`` expires.
 
     ``Sigma`` is a dense PSD matrix (read only); ``start`` a support to begin
     from, ``start_bound`` a certified bound on the best ``k``-sparse variance
     (both from :func:`spca.dspca_cardinality`'s default path), ``lam0`` the
-    penalty where the root's search over ``lam`` starts.
+    penalty where the root's search over ``lam`` starts, ``below`` a certified
+    bound on the best ``(k - 1)``-sparse variance (for the probing).
     """
     limit = time_limit
     P = np.flatnonzero(np.diag(Sigma) > 0)
@@ -392,7 +393,7 @@ def branch_and_bound(Sigma: NDArray[np.float64], k: int, *, optimality_gap: floa
     search.inc.starts()
     # Probing: drop every feature whose supports cannot beat the incumbent.
     d = search.d
-    beta = _bounds.trace_bound(d[:0], d, k - 1)
+    beta = min(below, _bounds.trace_bound(d[:0], d, k - 1))
     if k > 1:
         A = np.abs(B)
         np.fill_diagonal(A, 0.0)

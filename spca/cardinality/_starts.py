@@ -27,6 +27,10 @@ SWAP_WINDOW = 0.002
 # plus one per SWAP_EVERY nodes (a work budget).
 SWAP_CALLS = 10
 SWAP_EVERY = 20
+# Greedy selection also starts from each of this many features of largest
+# variance (a greedy path that opens with the largest variance can miss a
+# group of features whose covariances, not variances, make the best support).
+SEEDS = 16
 
 
 class Incumbent:
@@ -75,9 +79,15 @@ class Incumbent:
         return self.pool.variance(S) >= (1.0 - SWAP_WINDOW) * self.value
 
     def starts(self) -> None:
-        """Greedy selection and two truncated-power starts, each with swaps."""
+        """Greedy selection (from nothing, and from each of the SEEDS features of
+        largest variance) and two truncated-power starts, each with swaps."""
         k, pool = self.k, self.pool
         self.offer(pool.grow(np.zeros(0, dtype=np.intp), k))
+        if k > 1:
+            order = np.argsort(-np.where(pool.usable, pool.d, -np.inf), kind="stable")
+            for j in order[:min(SEEDS, int(pool.usable.sum()))]:
+                S = pool.grow(np.array([j], dtype=np.intp), k)
+                self.offer(S, improve=self.worth(S))
         e = np.zeros(pool.m)
         e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
         self.offer(pool.truncated_power(e, k))
