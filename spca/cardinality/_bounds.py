@@ -93,10 +93,25 @@ def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArr
         rr = min(r, F.shape[0])
         tau = tau + np.partition(F, F.shape[0] - rr, axis=0)[F.shape[0] - rr:].sum(axis=0)
     tau = np.minimum(tau, 1.0)
-    before = np.concatenate([[0.0], np.cumsum(tau)[:-1]])
-    c = np.clip(1.0 - before, 0.0, tau)
+    # prefix caps: sum_{i <= q} c_i = ||U_q' x||^2 <= T_q, the same count on the
+    # squared row norms of the first q columns (forced rows plus the r largest)
+    C = np.cumsum(U2, axis=1)
+    T = C[inside].sum(axis=0) if inside.any() else np.zeros(n)
+    Cf = C[~inside]
+    if r > 0 and Cf.shape[0]:
+        rr = min(r, Cf.shape[0])
+        T = T + np.partition(Cf, Cf.shape[0] - rr, axis=0)[Cf.shape[0] - rr:].sum(axis=0)
+    # greedy fill, largest w first, under c_i <= tau_i, the prefix caps and sum = 1
+    cap = np.minimum(np.minimum.accumulate(T[::-1])[::-1], 1.0)
+    c = np.zeros(n)
+    used = 0.0
+    for i in range(n):
+        c[i] = max(min(tau[i], cap[i] - used, 1.0 - used), 0.0)
+        used += c[i]
+        if used >= 1.0:
+            break
     total = float(w @ c)
-    if c.sum() < 1.0 - 1e-9:  # (cannot happen for orthonormal U: sum tau >= 1)
+    if used < 1.0 - 1e-9:  # (cannot happen for orthonormal U: T_n = k-ish >= 1)
         total = float(w[0])
     return total + 4 * n * EPS * scale
 

@@ -34,6 +34,10 @@ __all__ = ["SearchResult", "branch_and_bound"]
 # expanding by LAM_FACTOR), and each later node evaluates the root's
 # multiplier restricted to its features (one eigendecomposition).
 DUAL_AFTER = 32
+# ... and leaves it again when, after DUAL_TRIAL nodes, it has closed fewer
+# than a fraction DUAL_KEEP of the nodes it bounded (a work-based rule).
+DUAL_TRIAL = 64
+DUAL_KEEP = 0.05
 ROOT_ITER = 20
 LAM_STEPS = 10
 LAM_FACTOR = 1.6
@@ -94,6 +98,9 @@ class _Search:
         self.counter = 0
         self.lam = math.nan
         self.root_dual: tuple[float, NDArray[np.float64], NDArray[np.intp]] | None = None
+        self.dual_on = True
+        self.dual_tries = 0
+        self.dual_wins = 0
         self._last_log = -math.inf
         self.bar: Any = None
 
@@ -283,9 +290,10 @@ class _Search:
                 return bound, None
         # 5. the root's multiplier, restricted to the node, with the l1 weights
         #    s = 1 (plain DSPCA) and s = 0 (no penalty on the forced block)
-        if self.root_dual is None:
+        if self.root_dual is None or not self.dual_on:
             return bound, v
         lam, L_root, idx = self.root_dual
+        before = bound
         pos = np.searchsorted(idx, N)
         L0 = L_root[np.ix_(pos, pos)]
         vec = v
@@ -295,6 +303,11 @@ class _Search:
             val = pd.bound() + c
             if val < bound:
                 bound, vec = val, pd.vector
+        self.dual_tries += 1
+        if bound <= level < before:
+            self.dual_wins += 1
+        if self.dual_tries >= DUAL_TRIAL and self.dual_wins < DUAL_KEEP * self.dual_tries:
+            self.dual_on = False  # it does not close nodes here: not worth its cost
         if vec is not v:
             self.inc.round(inside, free, vec[~mask])
         return bound, vec

@@ -26,7 +26,7 @@ SWAP_WINDOW = 0.002
 # ... and while the node roundings have improved at most SWAP_CALLS supports
 # plus one per SWAP_EVERY nodes (a work budget).
 SWAP_CALLS = 10
-SWAP_EVERY = 20
+SWAP_EVERY = 200
 # Greedy selection also starts from each of this many features of largest
 # variance (a greedy path that opens with the largest variance can miss a
 # group of features whose covariances, not variances, make the best support).
