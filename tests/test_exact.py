@@ -178,24 +178,44 @@ def test_time_limit_with_stub_clock(monkeypatch):
     assert res.explained_variance <= best * (1 + 1e-12)
 
 
-def test_interrupt_returns_best_so_far(monkeypatch):
-    Sigma = random_covariance(5, 20, raw=True)
+@pytest.mark.parametrize("at", [1, 2, 5])
+@pytest.mark.parametrize("seed", [5, 6])
+def test_interrupt_returns_best_so_far(monkeypatch, at, seed):
+    """Ctrl-C at the ``at``-th node: status "interrupted", k features, and a
+    bound that still holds (the node in hand counts)."""
+    Sigma = random_covariance(seed, 20, raw=True)
     k = 7
     calls = {"n": 0}
     original = _search._Search.bound_node
 
     def interrupted(self, node):
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == at:
             raise KeyboardInterrupt
         return original(self, node)
 
     monkeypatch.setattr(_search._Search, "bound_node", interrupted)
     res = branch_and_bound(Sigma, k, optimality_gap=1e-12,
                            time_limit=spca._limits.TimeLimit(None))
-    assert calls["n"] == 2
+    assert calls["n"] == at
     assert res.status == "interrupted"
     check_claim(Sigma, k, res)
+
+
+def test_interrupt_during_the_starts(monkeypatch):
+    from spca.cardinality import _starts
+
+    Sigma = random_covariance(2, 16, raw=False)
+    k = 5
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_starts.Incumbent, "starts", interrupted)
+    res = dspca_cardinality(Sigma, k, optimality_gap=1e-6)
+    assert res.status == "interrupted"
+    assert res.cardinality == k
+    assert res.variance_upper_bound >= brute_force(Sigma, k)[0] * (1 - 1e-12)
 
 
 def test_default_path_unchanged():

@@ -53,6 +53,8 @@ def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLi
     beta = _bound_below(Sigma, j - 1, res.explained_variance, limit)
     out = branch_and_bound(Sigma, j, optimality_gap=PROBE_GAP, time_limit=limit,
                            start=res.support, start_bound=ub, lam0=res.bound_lam, below=beta)
+    if out.status == _limits.STATUS_INTERRUPTED:
+        raise KeyboardInterrupt  # (Ctrl-C ends the whole proof, not this step)
     return min(ub, out.bound)
 
 
@@ -70,7 +72,12 @@ def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits
     if cov.n > PROBE_FROM and k > 1:
         # a certified bound on the (k - 1)-sparse variance lets the probing
         # drop the features whose rows cannot lift it to the incumbent
-        beta = _bound_below(Sigma, k - 1, res.explained_variance, limit)
+        try:
+            beta = _bound_below(Sigma, k - 1, res.explained_variance, limit)
+        except KeyboardInterrupt:
+            return dataclasses.replace(
+                res, status=_limits.STATUS_INTERRUPTED, n_nodes=0,
+                message=res.message + "; branch and bound: interrupted while probing")
     out = branch_and_bound(Sigma, k, optimality_gap=optimality_gap, time_limit=limit,
                            start=res.support, start_bound=res.variance_upper_bound,
                            lam0=res.bound_lam, below=beta, verbose=verbose)

@@ -99,6 +99,7 @@ class _Search:
         self.lam = math.nan
         self.root_dual: tuple[float, NDArray[np.float64], NDArray[np.intp]] | None = None
         self.dual_on = True
+        self.current: Node | None = None
         self.dual_tries = 0
         self.dual_wins = 0
         self._last_log = -math.inf
@@ -342,6 +343,7 @@ class _Search:
                     status = _limits.STATUS_TIME_LIMIT
                     break
                 node = heapq.heappop(self.heap)
+                self.current = node
                 if node.bound <= self.level():
                     self.close(node.bound)
                     continue
@@ -360,8 +362,11 @@ class _Search:
                 self.push(i_in, f_in, bound, node)
                 self.push(i_out, f_out, bound, node)
                 self.log()
+                self.current = None
         except KeyboardInterrupt:
             status = _limits.STATUS_INTERRUPTED
+            if self.current is not None:  # its bound still counts
+                self.close(self.current.bound)
         if status == _limits.STATUS_OPTIMAL and _rel_gap(self.inc.value, self.upper()) > self.gap:
             status = _limits.STATUS_TIME_LIMIT  # pragma: no cover - cannot happen
         self.log(force=True)
@@ -400,25 +405,32 @@ def branch_and_bound(Sigma: NDArray[np.float64], k: int, *, optimality_gap: floa
                          f"({P.size})")
     B = np.ascontiguousarray(Sigma[np.ix_(P, P)], dtype=np.float64)
     search = _Search(B, k, optimality_gap, limit, verbose)
-    search.root_bound = start_bound
     if start is not None and np.isin(start, P).all() and start.size == k:
         search.inc.offer(np.searchsorted(P, start))
-    search.inc.starts()
-    # Probing: drop every feature whose supports cannot beat the incumbent.
     d = search.d
-    beta = min(below, _bounds.trace_bound(d[:0], d, k - 1))
-    if k > 1:
-        A = np.abs(B)
-        np.fill_diagonal(A, 0.0)
-        beta = min(beta, _bounds.gershgorin_bound(A, d, np.zeros(d.size, bool), k - 1))
-    fb = _bounds.feature_bounds(B, k, beta)
-    keep = fb > search.level()
-    if (~keep).any():
-        search.close(float(fb[~keep].max()))
-    root = np.flatnonzero(keep | np.isin(np.arange(P.size), search.inc.support))
+    # Bounds that need no solve, in case Ctrl-C comes before the root is queued.
+    search.root_bound = min(start_bound, _bounds.trace_bound(d[:0], d, k))
+    status = _limits.STATUS_OPTIMAL
     search.bar = _progress_bar(limit)
     try:
+        search.inc.starts()
+        # Probing: drop every feature whose supports cannot beat the incumbent.
+        beta = min(below, _bounds.trace_bound(d[:0], d, k - 1))
+        if k > 1:
+            A = np.abs(B)
+            np.fill_diagonal(A, 0.0)
+            beta = min(beta, _bounds.gershgorin_bound(A, d, np.zeros(d.size, bool), k - 1))
+        fb = _bounds.feature_bounds(B, k, beta)
+        keep = fb > search.level()
+        root = np.flatnonzero(keep | np.isin(np.arange(P.size), search.inc.support))
+        if (~keep).any():
+            search.close(float(fb[~keep].max()))
         status = search.run(root.astype(np.intp), lam0)
+    except KeyboardInterrupt:
+        if search.inc.support.size != k:
+            raise
+        status = _limits.STATUS_INTERRUPTED
+        search.close(search.root_bound)  # the root was not queued yet
     finally:
         if search.bar is not None:
             search.bar.close()
