@@ -34,10 +34,12 @@ __all__ = ["SearchResult", "branch_and_bound"]
 # expanding by LAM_FACTOR), and each later node evaluates the root's
 # multiplier restricted to its features (one eigendecomposition).
 DUAL_AFTER = 32
-# ... and leaves it again when, after DUAL_TRIAL nodes, it has closed fewer
-# than a fraction DUAL_KEEP of the nodes it bounded (a work-based rule).
+# ... and leaves it again when, after DUAL_TRIAL nodes, it has closed at
+# least DUAL_HELP of the open gap (bound - level) at fewer than a fraction
+# DUAL_KEEP of the nodes it bounded (a work-based rule).
 DUAL_TRIAL = 64
 DUAL_KEEP = 0.05
+DUAL_HELP = 0.1
 ROOT_ITER = 20
 LAM_STEPS = 10
 LAM_FACTOR = 1.6
@@ -305,7 +307,7 @@ class _Search:
             if val < bound:
                 bound, vec = val, pd.vector
         self.dual_tries += 1
-        if bound <= level < before:
+        if before - bound >= DUAL_HELP * (before - level):
             self.dual_wins += 1
         if self.dual_tries >= DUAL_TRIAL and self.dual_wins < DUAL_KEEP * self.dual_tries:
             self.dual_on = False  # it does not close nodes here: not worth its cost
