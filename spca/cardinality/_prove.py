@@ -16,12 +16,14 @@ __all__: list[str] = []
 #: ``time_limit`` when ``optimality_gap`` is given without one (seconds).
 DEFAULT_TIME_LIMIT = 60.0
 # From this many features on, the (k - 1)-sparse certificate is computed for
-# the probing of the root (one more cardinality search).
+# the probing of the root (one more cardinality search), within PROBE_SHARE of
+# the time left.
 PROBE_FROM = 200
 # ... which is pushed below the incumbent by this margin, by a branch and
 # bound at k - 1 to this gap when the certificate is not enough.
 PROBE_MARGIN = 0.01
 PROBE_GAP = 1e-3
+PROBE_SHARE = 0.3
 
 
 def check_proof_options(optimality_gap: Any, time_limit: Any) -> tuple[float | None,
@@ -73,7 +75,8 @@ def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits
         # a certified bound on the (k - 1)-sparse variance lets the probing
         # drop the features whose rows cannot lift it to the incumbent
         try:
-            beta = _bound_below(Sigma, k - 1, res.explained_variance, limit)
+            beta = _bound_below(Sigma, k - 1, res.explained_variance,
+                                limit.child(PROBE_SHARE))
         except KeyboardInterrupt:
             return dataclasses.replace(
                 res, status=_limits.STATUS_INTERRUPTED, n_nodes=0,
