@@ -316,3 +316,29 @@ def test_proof_options_need_a_cardinality():
         SparsePCA(lam=0.1, optimality_gap=1e-3).fit(np.random.default_rng(0).normal(size=(9, 4)))
     with pytest.raises(ValueError, match=r"optimality_gap must be a relative gap in \(0, 1\)"):
         SparsePCA(cardinality=2, optimality_gap=2.0).fit(np.eye(4))
+
+
+def test_same_input_same_search():
+    """No decision reads the clock: two runs explore the same nodes."""
+    Sigma = random_covariance(11, 24, raw=True)
+    runs = [branch_and_bound(Sigma, 8, optimality_gap=1e-6,
+                             time_limit=spca._limits.TimeLimit(None)) for _ in range(2)]
+    assert runs[0].n_nodes == runs[1].n_nodes > 0
+    np.testing.assert_array_equal(runs[0].support, runs[1].support)
+    assert runs[0].bound == runs[1].bound
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _search._progress_bar(spca._limits.TimeLimit(None)) is None
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    bar = _search._progress_bar(spca._limits.TimeLimit(None))
+    assert bar is not None
+    bar.close()
