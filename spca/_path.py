@@ -957,8 +957,9 @@ def dspca_cardinality(
         expires; ``status`` says which. Default: no search (the result is
         the heuristic one, with its certificate).
     time_limit : float, optional
-        Seconds the branch and bound may take (only with ``optimality_gap``;
-        default 60). The result is then the best found, with a valid bound.
+        Seconds after which the branch and bound stops, counted from the
+        call (only with ``optimality_gap``; default 60); the result is then
+        the best found, with a valid bound, ``status == "time_limit"``.
     verbose : bool, default=False
         Print one line per solve (and the branch and bound's log).
 
