@@ -13,8 +13,9 @@ bound is at most the caller's ``optimality_gap``, or when the caller's
 ``time_limit`` expires.  Its parts:
 
 * :mod:`._search`: the node queue, the stopping rule, the log;
-* :mod:`._bounds`: node bounds, cheapest first, ending with a DSPCA dual whose
-  ``l1`` penalty is weighted to tighten as features are forced in;
+* :mod:`._bounds`: node bounds, cheapest first: variances, Gershgorin,
+  ``lambda_max``, the spectrum against sparsity (which tightens as features
+  are forced in), the forced block coupled to the free ones, a DSPCA dual;
 * :mod:`._branching`: nodes and the choice of the feature to split on;
 * :mod:`._starts`: the incumbent, greedy and truncated-power starts, swaps and
   the rounding of nodes.
