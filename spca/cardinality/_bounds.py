@@ -72,7 +72,7 @@ def top_pair(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
 
 
 def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArray[np.bool_],
-                   r: int, scale: float) -> float:
+                   r: int, scale: float, tail: float | None = None) -> float:
     """The eigen-decomposition ``A = sum_i w_i u_i u_i'`` against sparsity.
 
     For unit ``x`` on a node's support, ``x' A x = sum_i w_i c_i`` with
@@ -81,7 +81,9 @@ def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArr
     The largest ``sum_i w_i c_i`` under these constraints (a fractional
     knapsack: fill the largest ``w_i`` first) bounds ``x' A x``.  ``w`` and the
     columns of ``U`` in any order; ``scale`` (``||A||_F``) sets the rounding
-    margin.
+    margin.  With only some eigenpairs (``tail``: a bound on every other
+    eigenvalue, e.g. the smallest of ``w``), the mass they leave goes to
+    ``tail``.
     """
     n = w.size
     order = np.argsort(-w, kind="stable")
@@ -111,7 +113,9 @@ def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArr
         if used >= 1.0:
             break
     total = float(w @ c)
-    if used < 1.0 - 1e-9:  # (cannot happen for orthonormal U: T_n = k-ish >= 1)
+    if tail is not None:
+        total += max(1.0 - used, 0.0) * tail
+    elif used < 1.0 - 1e-9:  # (cannot happen for a full orthonormal U)
         total = float(w[0])
     return total + 4 * n * EPS * scale
 

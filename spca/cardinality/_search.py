@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from .. import _limits
@@ -40,6 +41,9 @@ DUAL_AFTER = 32
 DUAL_TRIAL = 64
 DUAL_KEEP = 0.05
 DUAL_HELP = 0.1
+# Eigenpairs of a node's block for its spectral bound (all of them up to twice
+# this many features).
+SPECTRUM = 8
 # The l1 weights s of the forced features tried at each node (see _bounds).
 DUAL_WEIGHTS = (1.0,)
 ROOT_ITER = 20
@@ -274,11 +278,19 @@ class _Search:
         if bound <= level:
             return bound, None
         # 3. lambda_max of the node, and its spectrum against sparsity
-        w, V = np.linalg.eigh(BN)
-        v = V[:, -1]
         nrm = float(np.linalg.norm(BN))
+        if N.size > 2 * SPECTRUM:
+            # the SPECTRUM largest eigenpairs (LAPACK's evr); the others are
+            # at most the smallest of them
+            w, V = sla.eigh(BN, subset_by_index=[N.size - SPECTRUM, N.size - 1],
+                            driver="evr", check_finite=False)
+            tail = float(w[0]) + N.size * _bounds.EPS * nrm
+        else:
+            w, V = np.linalg.eigh(BN)
+            tail = None
+        v = V[:, -1]
         top = float(w[-1]) + N.size * _bounds.EPS * nrm
-        bound = min(bound, top, _bounds.spectral_bound(w, V, mask, r, nrm))
+        bound = min(bound, top, _bounds.spectral_bound(w, V, mask, r, nrm, tail))
         self.inc.round(inside, free, v[~mask])
         level = self.level()
         if bound <= level:
