@@ -120,6 +120,19 @@ def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArr
     return total + 4 * n * EPS * scale
 
 
+def spectrum(A: NDArray[np.float64], q: int = 8) -> tuple[NDArray[np.float64],
+                                                      NDArray[np.float64], float | None]:
+    """``(w, V, tail)``: all eigenpairs of ``A`` up to ``2 q`` rows, else the
+    ``q`` largest (LAPACK's evr) and ``tail``, a bound on the others (the
+    smallest of them plus the rounding margin)."""
+    n = A.shape[0]
+    if n <= 2 * q:
+        w, V = np.linalg.eigh(A)
+        return w, V, None
+    w, V = sla.eigh(A, subset_by_index=[n - q, n - 1], driver="evr", check_finite=False)
+    return w, V, float(w[0]) + n * EPS * float(np.linalg.norm(A))
+
+
 def trace_bound(d_in: NDArray[np.float64], d_free: NDArray[np.float64], r: int) -> float:
     """Variances of the forced features plus the ``r`` largest free ones."""
     total = float(d_in.sum())
@@ -214,10 +227,11 @@ class PartialDual:
         if self.inside is None:
             val, v = top_pair(A)
         else:
-            w, V = np.linalg.eigh(A)
+            w, V, tail = spectrum(A)
             v = V[:, -1]
-            val = min(float(w[-1]) + A.shape[0] * EPS * float(np.linalg.norm(A)),
-                      spectral_bound(w, V, self.inside, self.r, float(np.linalg.norm(A))))
+            nrm = float(np.linalg.norm(A))
+            val = min(float(w[-1]) + A.shape[0] * EPS * nrm,
+                      spectral_bound(w, V, self.inside, self.r, nrm, tail))
         if val < self.best:
             self.best, self.vector = val, v
         return val

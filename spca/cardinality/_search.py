@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from .. import _limits
@@ -279,15 +278,7 @@ class _Search:
             return bound, None
         # 3. lambda_max of the node, and its spectrum against sparsity
         nrm = float(np.linalg.norm(BN))
-        if N.size > 2 * SPECTRUM:
-            # the SPECTRUM largest eigenpairs (LAPACK's evr); the others are
-            # at most the smallest of them
-            w, V = sla.eigh(BN, subset_by_index=[N.size - SPECTRUM, N.size - 1],
-                            driver="evr", check_finite=False)
-            tail = float(w[0]) + N.size * _bounds.EPS * nrm
-        else:
-            w, V = np.linalg.eigh(BN)
-            tail = None
+        w, V, tail = _bounds.spectrum(BN, SPECTRUM)
         v = V[:, -1]
         top = float(w[-1]) + N.size * _bounds.EPS * nrm
         bound = min(bound, top, _bounds.spectral_bound(w, V, mask, r, nrm, tail))
