@@ -317,7 +317,7 @@ class _Search:
         if before - bound >= DUAL_HELP * (before - level):
             self.dual_wins += 1
         if self.dual_tries >= DUAL_TRIAL and self.dual_wins < DUAL_KEEP * self.dual_tries:
-            self.dual_on = False  # it does not close nodes here: not worth its cost
+            self.dual_on = False  # it rarely lowers a bound here: not worth its cost
         if vec is not v:
             self.inc.round(inside, free, vec[~mask])
         return bound, vec
