@@ -346,3 +346,17 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
     bar = _search._progress_bar(spca._limits.TimeLimit(None))
     assert bar is not None
     bar.close()
+
+
+def test_sparse_input_and_constant_features():
+    import scipy.sparse as sp
+
+    R = load_pitprops().correlation.copy()
+    R[3, :] = 0.0
+    R[:, 3] = 0.0  # a constant feature never enters
+    for S in (R, sp.csr_array(R)):
+        res = dspca_cardinality(S, 5, optimality_gap=GAP)
+        assert res.status == "optimal"
+        assert 3 not in res.support
+        best, support = brute_force(R, 5)
+        assert res.explained_variance == pytest.approx(best, rel=GAP)
