@@ -130,6 +130,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
         beta, _ = brute_force(Sigma, r, (), free) if r <= free.size else (0.0, None)
         cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
         assert _bounds.coupling_bound(lam_in, cols2, beta, r) >= value - tol
+        sb = _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r)
+        assert sb >= value * (1 - 1e-13)
+        if r == 1:  # exact for one free slot
+            assert sb == pytest.approx(value, rel=1e-9, abs=1e-12)
     # the partial dual with any multiplier in its box, any lam and any s
     lam = float(rng.uniform(0.0, 1.0) * d.max())
     s = data.draw(st.sampled_from([0.0, 0.5, 1.0]))
@@ -360,3 +364,26 @@ def test_sparse_input_and_constant_features():
         assert 3 not in res.support
         best, support = brute_force(R, 5)
         assert res.explained_variance == pytest.approx(best, rel=GAP)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_schur_bound_against_brute_force(seed):
+    """The Schur-complement bound of a forced block over every r-subset of the
+    free features, on random, raw and nearly duplicated covariances."""
+    rng = np.random.default_rng(seed)
+    p = 12
+    Sigma = random_covariance(seed, p, raw=bool(seed % 2))
+    if seed % 4 == 3:  # two copies of a feature: repeated eigenvalues
+        Sigma[:, 1] = Sigma[:, 0]
+        Sigma[1, :] = Sigma[0, :]
+    for _ in range(25):
+        m = int(rng.integers(1, 6))
+        r = int(rng.integers(1, 4))
+        perm = rng.permutation(p)
+        inside, free = np.sort(perm[:m]), np.sort(perm[m:])
+        value, _ = brute_force(Sigma, m + r, inside)
+        sb = _bounds.schur_bound(Sigma[np.ix_(inside, inside)], Sigma[np.ix_(inside, free)],
+                                 np.diag(Sigma)[free], r)
+        assert sb >= value * (1 - 1e-13)
+        if r == 1:
+            assert sb == pytest.approx(value, rel=1e-8, abs=1e-10)

@@ -12,6 +12,8 @@ them.  Every function here returns a number that is at least that value
   other entries of ``S``, of which those in ``I`` are known;
 * :func:`eig_bound`: ``lambda_max(Sigma_NN)`` (interlacing), exact when
   ``|N| = k``;
+* :func:`schur_bound`: the Schur complement of the forced block, for the few
+  free slots left deep in the tree (exact for one);
 * :func:`coupling_bound`: ``x = (x_I, x_F)``, ``x' Sigma x <= [a b] M [a b]'``
   with ``M = [[lambda_max(Sigma_II), sigma], [sigma, beta]]``, ``beta`` a bound
   on ``r``-sparse variance over ``F`` and ``sigma`` on ``||Sigma_IF y||`` over
@@ -177,6 +179,49 @@ def coupling_bound(lam_in: float, cols2: NDArray[np.float64], beta: float, r: in
     sigma2 = float(np.partition(cols2, cols2.size - r)[cols2.size - r:].sum())
     t = 0.5 * (lam_in + beta + math.sqrt((lam_in - beta) ** 2 + 4.0 * sigma2))
     return t * (1.0 + 8 * EPS) + 8 * EPS * (abs(lam_in) + abs(beta))
+
+
+def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.float64],
+                r: int, iters: int = 60) -> float:
+    """A bound on ``lambda_max`` of ``[[A, B_T], [B_T', C_TT]]`` over every set
+    ``T`` of ``r`` columns (``A`` the forced block, ``B`` its coupling to the
+    free features, ``c`` their variances).
+
+    Above ``lambda_max(A)``, ``lam`` is an eigenvalue only if it is one of the
+    PSD matrix ``C_TT + B_T' (lam - A)^{-1} B_T``, whose eigenvalues are at
+    most its trace, at most the sum ``g(lam)`` of the ``r`` largest
+    ``c_j + b_j' (lam - A)^{-1} b_j`` (nonincreasing in ``lam``).  The
+    returned ``lam`` has ``g(lam) <= lam``, so no ``T`` has a larger
+    eigenvalue (bisection; exact for ``r = 1``).  Rounding: the computed
+    eigenpairs of ``A`` are exact for ``A + E``, ``||E|| <= delta``, and
+    ``(lam - A)^{-1} <= (lam - delta - (A + E))^{-1}``; ``g`` is evaluated
+    with ``mu_i + delta`` and inflated by a relative ``4 (m + r) eps``.
+    """
+    m = A.shape[0]
+    mu, V = np.linalg.eigh(A)
+    W2 = (V.T @ B) ** 2 * (1.0 + 8 * (m + 1) * EPS)
+    delta = 8 * m * EPS * float(np.linalg.norm(A)) + np.finfo(float).tiny
+    mu_up = mu + delta
+    grow = 1.0 + 4 * (m + r) * EPS
+    rr = min(r, c.size)
+
+    def excess(lam: float) -> float:
+        diag = c + (W2 / (lam - mu_up)[:, None]).sum(axis=0)
+        return float(np.partition(diag, diag.size - rr)[diag.size - rr:].sum()) * grow - lam
+
+    lo = float(mu_up[-1]) * (1.0 + 4 * EPS) + delta
+    if excess(lo) <= 0:
+        return lo
+    hi = lo + max(1.0, float(np.sort(c)[-rr:].sum()) + float(np.sqrt(W2.sum(axis=0)).max()) * rr)
+    while excess(hi) > 0:
+        hi = lo + 2.0 * (hi - lo)
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def _simplex(w: NDArray[np.float64]) -> NDArray[np.float64]:
