@@ -12,8 +12,8 @@ them.  Every function here returns a number that is at least that value
   other entries of ``S``, of which those in ``I`` are known;
 * :func:`eig_bound`: ``lambda_max(Sigma_NN)`` (interlacing), exact when
   ``|N| = k``;
-* :func:`schur_bound`: the Schur complement of the forced block, for the few
-  free slots left deep in the tree (exact for one);
+* :func:`schur_bound`: the Schur complement of the forced block against the
+  ``r`` free slots (exact for one);
 * :func:`coupling_bound`: ``x = (x_I, x_F)``, ``x' Sigma x <= [a b] M [a b]'``
   with ``M = [[lambda_max(Sigma_II), sigma], [sigma, beta]]``, ``beta`` a bound
   on ``r``-sparse variance over ``F`` and ``sigma`` on ``||Sigma_IF y||`` over
