@@ -101,6 +101,7 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     Sigma = random_covariance(seed, p, raw)
     rng = np.random.default_rng(seed)
     k = data.draw(st.integers(2, p - 1))
+    s_cov = data.draw(st.booleans())
     state = rng.choice([-1, 0, 0, 1], size=p)  # out / free / in
     inside = np.flatnonzero(state == 1)[: k - 1]
     state[np.flatnonzero(state == 1)[k - 1:]] = 0
@@ -130,7 +131,8 @@ def test_node_bounds_are_valid(seed, p, data, raw):
         beta, _ = brute_force(Sigma, r, (), free) if r <= free.size else (0.0, None)
         cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
         assert _bounds.coupling_bound(lam_in, cols2, beta, r) >= value - tol
-        sb = _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r)
+        sb = _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r,
+                                 Bc=BN[np.ix_(~mask, ~mask)] if s_cov else None)
         assert sb >= value * (1 - 1e-13)
         if r == 1:  # exact for one free slot
             assert sb == pytest.approx(value, rel=1e-9, abs=1e-12)
@@ -385,5 +387,8 @@ def test_schur_bound_against_brute_force(seed):
         sb = _bounds.schur_bound(Sigma[np.ix_(inside, inside)], Sigma[np.ix_(inside, free)],
                                  np.diag(Sigma)[free], r)
         assert sb >= value * (1 - 1e-13)
+        sg = _bounds.schur_bound(Sigma[np.ix_(inside, inside)], Sigma[np.ix_(inside, free)],
+                                 np.diag(Sigma)[free], r, Bc=Sigma[np.ix_(free, free)])
+        assert value * (1 - 1e-13) <= sg <= sb
         if r == 1:
             assert sb == pytest.approx(value, rel=1e-8, abs=1e-10)

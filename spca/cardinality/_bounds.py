@@ -182,10 +182,10 @@ def coupling_bound(lam_in: float, cols2: NDArray[np.float64], beta: float, r: in
 
 
 def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.float64],
-                r: int, iters: int = 60) -> float:
+                r: int, iters: int = 60, Bc: NDArray[np.float64] | None = None) -> float:
     """A bound on ``lambda_max`` of ``[[A, B_T], [B_T', C_TT]]`` over every set
     ``T`` of ``r`` columns (``A`` the forced block, ``B`` its coupling to the
-    free features, ``c`` their variances).
+    free features, ``c`` their variances, ``Bc`` optionally their block).
 
     Above ``lambda_max(A)``, ``lam`` is an eigenvalue only if it is one of the
     PSD matrix ``C_TT + B_T' (lam - A)^{-1} B_T``, whose eigenvalues are at
@@ -221,7 +221,32 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
             lo = mid
         else:
             hi = mid
+    if Bc is not None and rr > 1 and c.size <= GERSHGORIN_MAX:
+        # Below hi, the trace of the r x r block overstates; Gershgorin on the
+        # whole matrix M(lam) bounds every r-sparse eigenvalue of it, and of
+        # M(lam') <= M(lam) for lam' >= lam: a lam where it is <= lam bounds
+        # the node too.
+        base = float(mu_up[-1]) + delta
+        Vs = V.T @ B
+        for t in np.linspace(0.0, 1.0, GERSHGORIN_TRIES + 2)[1:-1]:
+            lam = base + t * (hi - base)
+            G = Vs / (lam - mu_up)[:, None]
+            M = Bc + Vs.T @ G
+            err = 16 * (m + c.size) * EPS * float(np.abs(M).max())
+            d = np.diag(M).copy()
+            Ao = np.abs(M) + err
+            np.fill_diagonal(Ao, 0.0)
+            top = -np.partition(-Ao, rr - 2, axis=1)[:, :rr - 1]
+            g = float((d + err + top.sum(axis=1)).max()) * grow
+            if g <= lam:
+                return lam
     return hi
+
+
+# Points below the trace bound where schur_bound tries Gershgorin on the whole
+# Schur complement (when it has at most GERSHGORIN_MAX rows).
+GERSHGORIN_TRIES = 3
+GERSHGORIN_MAX = 400
 
 
 def _simplex(w: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -300,7 +300,8 @@ class _Search:
             # 35 nodes with it at every node, 1,035 up to 3 free slots only,
             # 17,568 without)
             bound = min(bound, _bounds.schur_bound(
-                BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], self.d[free], r))
+                BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], self.d[free], r,
+                Bc=BN[np.ix_(~mask, ~mask)]))
             if bound <= level:
                 return bound, None
         # 5. the root's multiplier, restricted to the node. (The weights s = 0,
