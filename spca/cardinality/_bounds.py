@@ -10,8 +10,10 @@ them.  Every function here returns a number that is at least that value
   ``r = k - m`` largest free variances;
 * :func:`gershgorin_bound`: a row of ``S`` is its diagonal plus the ``k - 1``
   other entries of ``S``, of which those in ``I`` are known;
-* :func:`eig_bound`: ``lambda_max(Sigma_NN)`` (interlacing), exact when
-  ``|N| = k``;
+* :func:`lambda_max_upper`: ``lambda_max(Sigma_NN)`` (interlacing), exact
+  when ``|N| = k``;
+* :func:`spectral_bound`: the eigen-decomposition of ``Sigma_NN`` against the
+  sparsity of ``x`` (a fractional knapsack over ``(u_i' x)^2``);
 * :func:`schur_bound`: the Schur complement of the forced block against the
   ``r`` free slots (exact for one);
 * :func:`coupling_bound`: ``x = (x_I, x_F)``, ``x' Sigma x <= [a b] M [a b]'``
@@ -19,9 +21,8 @@ them.  Every function here returns a number that is at least that value
   on ``r``-sparse variance over ``F`` and ``sigma`` on ``||Sigma_IF y||`` over
   ``r``-sparse unit ``y``;
 * :class:`PartialDual`: the DSPCA dual with the ``l1`` penalty weighted by
-  ``w_i w_j`` (``w = s`` on ``I``, ``1`` on ``F``), which tightens as features
-  are forced in.  For unit ``x`` with ``I <= supp(x)``, ``|supp(x) & F| <= r``,
-  and any symmetric ``U`` with ``|U_ij| <= lam w_i w_j``,
+  ``w_i w_j`` (``w = s`` on ``I``, ``1`` on ``F``).  For unit ``x`` with
+  ``I <= supp(x)``, ``|supp(x) & F| <= r``, and any symmetric ``U`` with ``|U_ij| <= lam w_i w_j``,
 
   .. code-block:: text
 
