@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _ksparse
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning
 from ._certificate import bound_margin
+from ._limits import TimeLimit
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
 from ._validation import (
     _as_real_dense,
@@ -51,6 +52,7 @@ from ._validation import (
     check_tol,
 )
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
+from .cardinality._prove import check_proof_options, prove
 
 __all__ = [
     "DEFLATIONS",
@@ -419,9 +421,11 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 max_solves: int, lam_rtol: float, max_sweeps: int, options: dict[str, Any],
                 verbose: bool, warn_short: bool = True,
                 pca_variance: NDArray[np.float64] | None = None,
-                refit: bool = True, lazy_pca: bool = False) -> SparseComponents:
+                refit: bool = True, lazy_pca: bool = False,
+                proof: tuple[float, float] | None = None) -> SparseComponents:
     """The deflation loop over a covariance operator (``lazy_pca``: see
-    :func:`spca._variance._explained`)."""
+    :func:`spca._variance._explained`; ``proof``: ``(optimality_gap,
+    time_limit)`` of each component's branch and bound)."""
     t0 = time.perf_counter()
     if cardinality is not None:
         _check_psd_once(cov)
@@ -450,6 +454,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                              verbose=verbose)
+            if proof is not None:  # branch and bound hook (spca.cardinality)
+                search = prove(search, work, proof[0], TimeLimit(proof[1]), verbose)
             res = search.result
             bound, origin = search.variance_upper_bound, search.origin
             if refit:
@@ -583,6 +589,8 @@ def sparse_components(
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
     refit: bool = True,
+    optimality_gap: float | None = None,
+    time_limit: float | None = None,
     verbose: bool = False,
 ) -> SparseComponents:
     r"""Several sparse principal components of a covariance matrix, by deflation.
@@ -630,6 +638,11 @@ def sparse_components(
         (:attr:`DSPCAResult.loadings`, which the ``l1`` penalty shrinks
         towards equal magnitudes), with a warning when that support does not
         have ``k`` features.
+    optimality_gap, time_limit : float, optional
+        With a ``cardinality``: prove each component optimal for its deflated
+        covariance, as :func:`dspca_cardinality` does (branch and bound to
+        this relative gap, within ``time_limit`` seconds per component,
+        default 60); ``component.search.status`` says how each ended.
     verbose : bool, default=False
         Print the progress of each search.
 
@@ -702,6 +715,7 @@ def sparse_components(
     verbose = check_bool(verbose, "verbose")
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
+    proof = _proof_options(optimality_gap, time_limit, cardinality)
     # An operator the package formed itself is taken as is (see
     # _MatrixCovariance.formed), and its PCA eigenvalues are left to the
     # first access of explained.pca_variance (the text pipeline never reads
@@ -713,4 +727,18 @@ def sparse_components(
                        refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                       verbose=verbose, lazy_pca=internal)
+                       verbose=verbose, lazy_pca=internal, proof=proof)
+
+
+def _proof_options(optimality_gap: Any, time_limit: Any,
+                   cardinality: Any) -> tuple[float, float] | None:
+    """``(optimality_gap, time_limit)`` of the branch and bound, or ``None``."""
+    gap, seconds = check_proof_options(optimality_gap, time_limit)
+    if gap is None:
+        return None
+    if cardinality is None:
+        raise ValueError(
+            f"optimality_gap={optimality_gap!r} asks for a proof of the best k features, "
+            f"which needs a cardinality (not lam)")
+    assert seconds is not None
+    return gap, seconds

@@ -23,7 +23,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
         "functions (spca.dspca_bca, spca.dspca_cardinality, ...) do not"
     ) from exc
 
-from ._deflation import DEFLATIONS, SparseComponents, _components, _per_component
+from ._deflation import (
+    DEFLATIONS,
+    SparseComponents,
+    _components,
+    _per_component,
+    _proof_options,
+)
 from ._path import _solver_options
 from ._validation import _as_real_dense, check_int, check_lam, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
@@ -84,6 +90,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Sweep cap of every DSPCA solve.
     max_solves : int, default=40
         Cap on the solves of each cardinality search.
+    optimality_gap, time_limit : float, optional
+        Prove each component's support optimal (for its deflated covariance)
+        to this relative gap, within ``time_limit`` seconds per component
+        (default 60), by branch and bound (see :func:`spca.dspca_cardinality`);
+        ``result_.components[t].search.status`` says how each search ended.
+        Not with ``lam``.
     verbose : bool, default=False
         Print the progress of the searches.
 
@@ -196,6 +208,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         tol: float = 1e-6,
         max_sweeps: int = 500,
         max_solves: int = 40,
+        optimality_gap: float | None = None,
+        time_limit: float | None = None,
         verbose: bool = False,
     ) -> None:
         self.n_components = n_components
@@ -208,6 +222,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.tol = tol
         self.max_sweeps = max_sweeps
         self.max_solves = max_solves
+        self.optimality_gap = optimality_gap
+        self.time_limit = time_limit
         self.verbose = verbose
 
     # -- fitting -------------------------------------------------------------------
@@ -231,6 +247,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_tol(self.tol)
         check_int(self.max_sweeps, "max_sweeps")
         check_int(self.max_solves, "max_solves")
+        _proof_options(self.optimality_gap, self.time_limit,
+                       None if self.lam is not None else 1)
 
     def _n_requested(self, limit: int) -> tuple[int, bool]:
         """Number of components to compute and whether it was asked for explicitly."""
@@ -269,6 +287,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             lam_rtol=1e-4, max_sweeps=check_int(self.max_sweeps, "max_sweeps"),
             options=_solver_options(5, 1e-3, True), verbose=self.verbose,
             warn_short=explicit, refit=self.refit,
+            proof=_proof_options(self.optimality_gap, self.time_limit, cards),
         )
         if result.n_components == 0:
             raise ValueError(f"no sparse component could be computed: {result.message}")

@@ -41,8 +41,10 @@ from ._bca import (
     _dspca_bca_checked,
 )
 from ._certificate import bound_margin, lambda_max_upper
+from ._limits import TimeLimit
 from ._validation import check_bool, check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
+from .cardinality._prove import check_proof_options, prove
 
 __all__ = ["CardinalityPath", "CardinalityResult", "LamTrial", "cardinality_path",
            "dspca_cardinality"]
@@ -114,6 +116,12 @@ class CardinalityResult:
     bound_lam : float
         The ``lam`` whose cut gives ``variance_upper_bound`` (``nan`` when a
         bound that needs no solve is smaller).
+    status : str or None
+        With ``optimality_gap``: ``"optimal"`` (the relative gap
+        ``1 - certified_ratio`` is at most ``optimality_gap``),
+        ``"time_limit"`` or ``"interrupted"`` (Ctrl-C); ``None`` otherwise.
+    n_nodes : int
+        Nodes of the branch and bound (``0`` without ``optimality_gap``).
     result : DSPCAResult
         The DSPCA solve at :attr:`lam` (caller's feature order): the one with
         exactly ``k`` nonzeros if the relaxation has it, else the solve of
@@ -148,6 +156,9 @@ class CardinalityResult:
     origin: str
     variance_upper_bound: float
     bound_lam: float
+    # -- the branch and bound (spca.cardinality), when optimality_gap is given --
+    status: str | None = None
+    n_nodes: int = 0
 
     @property
     def lam(self) -> float:
@@ -953,6 +964,8 @@ def dspca_cardinality(
     max_qp_passes: int = 5,
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
+    optimality_gap: float | None = None,
+    time_limit: float | None = None,
     verbose: bool = False,
 ) -> CardinalityResult:
     r"""A sparse component with exactly ``k`` nonzero loadings, and a certificate.
@@ -998,8 +1011,19 @@ def dspca_cardinality(
         bracketing supports.
     max_sweeps, max_qp_passes, qp_tol, qp_finish :
         Passed to :func:`spca.dspca_bca` for every solve.
+    optimality_gap : float, optional
+        Ask for a proof: from the support found, a branch and bound over
+        supports (:mod:`spca.cardinality`) runs until the relative gap
+        ``(variance_upper_bound - explained_variance) / variance_upper_bound``
+        is at most this (in ``(0, 1)``, e.g. ``1e-4``) or ``time_limit``
+        expires; ``status`` says which. Default: no search (the result is
+        the heuristic one, with its certificate).
+    time_limit : float, optional
+        Seconds after which the branch and bound stops, counted from the
+        call (only with ``optimality_gap``; default 60); the result is then
+        the best found, with a valid bound, ``status == "time_limit"``.
     verbose : bool, default=False
-        Print one line per solve.
+        Print one line per solve (and the branch and bound's log).
 
     Returns
     -------
@@ -1102,6 +1126,13 @@ def dspca_cardinality(
     *Not exact.* ``result`` is then the solve of nearest cardinality, on
     ties the smaller one.
 
+    *Proof.* With ``optimality_gap``, the support above starts a
+    best-bound-first branch and bound (see the user guide's "Proven
+    optimal"): ``status == "optimal"`` means that no ``k``-support has a
+    variance above ``variance_upper_bound``, within ``optimality_gap`` of
+    ``explained_variance``. Ctrl-C during it returns the best so far with
+    ``status == "interrupted"``.
+
     *Cost.* Each solve is warm-started from the solution at the nearest
     ``lam`` solved so far (:func:`spca.dspca_bca` with ``X0=``), and works on
     the features surviving elimination only.
@@ -1129,13 +1160,20 @@ def dspca_cardinality(
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
+    # -- branch and bound hook (spca.cardinality) --
+    optimality_gap, time_limit = check_proof_options(optimality_gap, time_limit)
+    limit = None if optimality_gap is None else TimeLimit(time_limit)
+    # -- end of hook --
     cov = _MatrixCovariance(Sigma)
     if k > cov.n:
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={k}")
     _check_psd_once(cov)
-    return _search(cov, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
-                   lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                   verbose=verbose)
+    res = _search(cov, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
+                  lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
+                  verbose=verbose)
+    if limit is not None:  # branch and bound hook
+        res = prove(res, cov, optimality_gap, limit, verbose)
+    return res
 
 
 @dataclass(frozen=True, repr=False)

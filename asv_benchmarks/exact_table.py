@@ -1,0 +1,130 @@
+"""Proven-optimal k-sparse components: the table of issue 30 (long; not a test).
+
+Runs ``dspca_cardinality(Sigma, k, optimality_gap=1e-4, time_limit=...)`` on
+the public instances of Li & Xie (2024) (``shared/data/certified`` beside the
+clone), pitprops, the wine correlation and the bundled NYT sample, and prints
+one row per case: status, nodes, seconds, the variance and the bound, and for
+p <= 20 whether the variance equals brute force.  Run with one BLAS thread:
+
+    OPENBLAS_NUM_THREADS=1 python asv_benchmarks/exact_table.py [small|medium|nyt|large|all]
+
+``large`` (not in ``all``): the NYT sample's 300 words of largest variance
+(raw covariance, k = 5, 10, 20, 60 s each) and its 1,000 most frequent words
+standardised (correlation, k = 5, 10, 300 s each).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from spca import dspca_cardinality
+
+DATA = Path(os.environ.get("SPCA_CERTIFIED",
+                           Path(__file__).resolve().parents[2] / "shared" / "data" / "certified"))
+GAP = 1e-4
+
+
+def brute_force(Sigma, k):
+    p = Sigma.shape[0]
+    best = -np.inf
+    combos = itertools.combinations(range(p), k)
+    while chunk := list(itertools.islice(combos, 20000)):
+        idx = np.array(chunk)
+        vals = np.linalg.eigvalsh(Sigma[idx[:, :, None], idx[:, None, :]])[:, -1]
+        best = max(best, float(vals.max()))
+    return best
+
+
+def instances():
+    data = np.load(DATA / "lixie_xie_2024.npz")
+    from sklearn.datasets import load_wine
+    out = {name: data[name] for name in data.files}
+    out["wine"] = np.corrcoef(load_wine().data, rowvar=False)
+    return out
+
+
+def row(name, Sigma, k, time_limit, brute=False):
+    t = time.perf_counter()
+    res = dspca_cardinality(Sigma, k, optimality_gap=GAP, time_limit=time_limit)
+    sec = time.perf_counter() - t
+    gap = 1 - res.certified_ratio
+    line = (f"{name:13s} {Sigma.shape[0]:5d} {k:4d} {res.status:>10s} {res.n_nodes:7d} "
+            f"{sec:8.3f} {res.explained_variance:14.6f} {res.variance_upper_bound:14.6f} "
+            f"{gap:9.2e}")
+    if brute:
+        best = brute_force(Sigma, k)
+        line += "  brute " + ("equal" if abs(res.explained_variance - best) <= 1e-9 * best
+                              else f"DIFFERS {best:.6f}")
+    print(line, flush=True)
+    return sec, res.status
+
+
+def nyt_covariance():
+    """Covariance of the counts of the bundled NYT sample (all 3,012 words, 1/n)."""
+    from spca.datasets import load_nytimes_sample
+
+    corpus = load_nytimes_sample()
+    X = corpus.counts
+    n = X.shape[0]
+    mu = np.asarray(X.mean(axis=0)).ravel()
+    S = (X.T @ X).toarray() / n - np.outer(mu, mu)
+    return S, np.asarray(corpus.vocabulary)
+
+
+def main(which: str) -> None:
+    print(f"numpy {np.__version__}, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    print(f"{'instance':13s} {'p':>5s} {'k':>4s} {'status':>10s} {'nodes':>7s} {'seconds':>8s} "
+          f"{'variance':>14s} {'bound':>14s} {'gap':>9s}")
+    inst = instances()
+    if which in ("small", "all"):
+        worst = 0.0
+        for name in ("pitprops", "wine", "housing", "keggdirected"):
+            S = inst[name]
+            for k in range(1, S.shape[0] + 1):
+                sec, _ = row(name, S, k, 10.0, brute=True)
+                worst = max(worst, sec)
+        print(f"slowest of the small instances: {worst:.3f} s")
+    if which in ("medium", "all"):
+        for name in ("pol", "wdbc", "dermatology", "spambase", "digits", "buzz", "Eisen1",
+                     "song", "Eisen2", "gas"):
+            for k in (5, 10, 20):
+                row(name, inst[name], k, float(os.environ.get("EXACT_LIMIT", 60)))
+    if which in ("nyt", "all"):
+        S, words = nyt_covariance()
+        for k in (5, 10):
+            t = time.perf_counter()
+            res = dspca_cardinality(S, k, optimality_gap=GAP, time_limit=120.0)
+            sec = time.perf_counter() - t
+            print(f"{'NYT sample':13s} {S.shape[0]:5d} {k:4d} {res.status:>10s} {res.n_nodes:7d} "
+                  f"{sec:8.3f} {res.explained_variance:14.6f} {res.variance_upper_bound:14.6f} "
+                  f"{1 - res.certified_ratio:9.2e}  {sorted(words[res.support].tolist())}",
+                  flush=True)
+
+
+def large() -> None:
+    S, words = nyt_covariance()
+    top = np.sort(np.argsort(-np.diag(S), kind="stable")[:300])
+    for k in (5, 10, 20):
+        row("NYT top-300", S[np.ix_(top, top)], k, 60.0)
+    from spca.datasets import load_nytimes_sample
+
+    counts = load_nytimes_sample().counts
+    freq = np.asarray((counts > 0).sum(axis=0)).ravel()
+    top = np.sort(np.argsort(-freq, kind="stable")[:1000])
+    d = np.sqrt(np.diag(S)[top])
+    R = S[np.ix_(top, top)] / np.outer(d, d)
+    for k in (5, 10):
+        row("NYT 1000 corr", R, k, 300.0)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "large":
+        large()
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "all")

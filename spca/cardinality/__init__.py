@@ -1,0 +1,28 @@
+"""The k-sparse engine: branch and bound over supports, with a proof.
+
+The package's second engine beside the DSPCA relaxation.  For a covariance
+``Sigma`` and a number of features ``k`` it searches
+
+.. code-block:: text
+
+    psi_k = max  lambda_max(Sigma_SS)   over supports S with |S| = k
+
+by best-bound-first branch and bound (each feature in, out or free), and stops
+when the relative gap between the best support found and a certified upper
+bound is at most the caller's ``optimality_gap``, or when the caller's
+``time_limit`` expires.  Its parts:
+
+* :mod:`._search`: the node queue, the stopping rule, the log;
+* :mod:`._bounds`: node bounds, cheapest first: variances, Gershgorin,
+  ``lambda_max``, the spectrum against sparsity (which tightens as features
+  are forced in), the forced block coupled to the free ones, a DSPCA dual;
+* :mod:`._branching`: nodes and the choice of the feature to split on;
+* :mod:`._starts`: the incumbent, greedy and truncated-power starts, swaps and
+  the rounding of nodes.
+
+Users reach it through ``dspca_cardinality(..., optimality_gap=...)``.
+"""
+
+from ._search import SearchResult, branch_and_bound
+
+__all__ = ["SearchResult", "branch_and_bound"]

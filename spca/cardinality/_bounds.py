@@ -1,0 +1,349 @@
+"""Upper bounds on the best variance of a node of the search.
+
+A node fixes some features in (``I``, ``m`` of them), some out, and leaves the
+rest free (``F``); its supports are the ``k``-subsets ``S`` with
+``I <= S <= N = I + F``, and its value is ``max lambda_max(Sigma_SS)`` over
+them.  Every function here returns a number that is at least that value
+(floating-point rounding included), cheapest first:
+
+* :func:`trace_bound`: ``lambda_max <= trace``: the variances of ``I`` plus the
+  ``r = k - m`` largest free variances;
+* :func:`gershgorin_bound`: a row of ``S`` is its diagonal plus the ``k - 1``
+  other entries of ``S``, of which those in ``I`` are known;
+* :func:`lambda_max_upper`: ``lambda_max(Sigma_NN)`` (interlacing), exact
+  when ``|N| = k``;
+* :func:`spectral_bound`: the eigen-decomposition of ``Sigma_NN`` against the
+  sparsity of ``x`` (a fractional knapsack over ``(u_i' x)^2``);
+* :func:`schur_bound`: the Schur complement of the forced block against the
+  ``r`` free slots (exact for one);
+* :func:`coupling_bound`: ``x = (x_I, x_F)``, ``x' Sigma x <= [a b] M [a b]'``
+  with ``M = [[lambda_max(Sigma_II), sigma], [sigma, beta]]``, ``beta`` a bound
+  on ``r``-sparse variance over ``F`` and ``sigma`` on ``||Sigma_IF y||`` over
+  ``r``-sparse unit ``y``;
+* :class:`PartialDual`: the DSPCA dual with the ``l1`` penalty weighted by
+  ``w_i w_j`` (``w = s`` on ``I``, ``1`` on ``F``).  For unit ``x`` with
+  ``I <= supp(x)``, ``|supp(x) & F| <= r``, and any symmetric ``U`` with ``|U_ij| <= lam w_i w_j``,
+
+  .. code-block:: text
+
+      x' Sigma x = x' (Sigma + U) x - x' U x
+                 <= lambda_max(Sigma + U) + lam (sum_i w_i |x_i|)^2
+                 <= lambda_max(Sigma + U) + lam (s^2 m + r)
+
+  (Cauchy-Schwarz: ``s ||x_I||_1 + ||x_F||_1 <= s sqrt(m) a + sqrt(r) b`` with
+  ``a^2 + b^2 = 1``).  ``s = 1`` is the plain DSPCA bound; ``s = 0`` leaves the
+  forced block unpenalised and charges only ``lam r``.  ``U`` is the scaled
+  multiplier of an ADMM on the weighted DSPCA problem, which is feasible after
+  each step, so every iterate gives a valid bound.
+
+Eigenvalues come from LAPACK; a margin ``n * eps * ||A||_F`` (a bound on the
+backward error of the symmetric eigensolver) is added to every one that bounds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg as sla
+from numpy.typing import NDArray
+
+__all__: list[str] = []
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+def lambda_max_upper(A: NDArray[np.float64]) -> float:
+    """An upper bound on the largest eigenvalue of the symmetric ``A`` (rounding included)."""
+    n = A.shape[0]
+    if n == 0:
+        return 0.0
+    if n == 1:
+        return float(A[0, 0])
+    top = sla.eigh(A, eigvals_only=True, subset_by_index=[n - 1, n - 1],
+                   check_finite=False)[0]
+    return float(top) + n * EPS * float(np.linalg.norm(A))
+
+
+def top_pair(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    """The largest eigenvalue of ``A`` plus the rounding margin, and its eigenvector."""
+    n = A.shape[0]
+    if n == 1:
+        return float(A[0, 0]), np.ones(1)
+    w, V = sla.eigh(A, subset_by_index=[n - 1, n - 1], check_finite=False)
+    return float(w[0]) + n * EPS * float(np.linalg.norm(A)), V[:, 0]
+
+
+def spectral_bound(w: NDArray[np.float64], U: NDArray[np.float64], inside: NDArray[np.bool_],
+                   r: int, scale: float, tail: float | None = None) -> float:
+    """The eigen-decomposition ``A = sum_i w_i u_i u_i'`` against sparsity.
+
+    For unit ``x`` on a node's support, ``x' A x = sum_i w_i c_i`` with
+    ``c_i = (u_i' x)^2``, ``sum_i c_i = 1`` and
+    ``c_i <= ||u_i[S]||^2 <= tau_i = ||u_i[I]||^2 + (the r largest u_ij^2, j free)``.
+    The largest ``sum_i w_i c_i`` under these constraints (a fractional
+    knapsack: fill the largest ``w_i`` first) bounds ``x' A x``.  ``w`` and the
+    columns of ``U`` in any order; ``scale`` (``||A||_F``) sets the rounding
+    margin.  With only some eigenpairs (``tail``: a bound on every other
+    eigenvalue, e.g. the smallest of ``w``), the mass they leave goes to
+    ``tail``.
+    """
+    n = w.size
+    order = np.argsort(-w, kind="stable")
+    w = w[order]
+    U2 = U[:, order] ** 2
+    tau = U2[inside].sum(axis=0) if inside.any() else np.zeros(n)
+    F = U2[~inside]
+    if r > 0 and F.shape[0]:
+        rr = min(r, F.shape[0])
+        tau = tau + np.partition(F, F.shape[0] - rr, axis=0)[F.shape[0] - rr:].sum(axis=0)
+    tau = np.minimum(tau, 1.0)
+    # prefix caps: sum_{i <= q} c_i = ||U_q' x||^2 <= T_q, the same count on the
+    # squared row norms of the first q columns (forced rows plus the r largest)
+    C = np.cumsum(U2, axis=1)
+    T = C[inside].sum(axis=0) if inside.any() else np.zeros(n)
+    Cf = C[~inside]
+    if r > 0 and Cf.shape[0]:
+        rr = min(r, Cf.shape[0])
+        T = T + np.partition(Cf, Cf.shape[0] - rr, axis=0)[Cf.shape[0] - rr:].sum(axis=0)
+    # greedy fill, largest w first, under c_i <= tau_i, the prefix caps and sum = 1
+    cap = np.minimum(np.minimum.accumulate(T[::-1])[::-1], 1.0)
+    c = np.zeros(n)
+    used = 0.0
+    for i in range(n):
+        c[i] = max(min(tau[i], cap[i] - used, 1.0 - used), 0.0)
+        used += c[i]
+        if used >= 1.0:
+            break
+    total = float(w @ c)
+    if tail is not None:
+        total += max(1.0 - used, 0.0) * tail
+    elif used < 1.0 - 1e-9:  # (cannot happen for a full orthonormal U)
+        total = float(w[0])
+    return total + 4 * n * EPS * scale
+
+
+def spectrum(A: NDArray[np.float64], q: int = 8) -> tuple[NDArray[np.float64],
+                                                      NDArray[np.float64], float | None]:
+    """``(w, V, tail)``: all eigenpairs of ``A`` up to ``2 q`` rows, else the
+    ``q`` largest (LAPACK's evr) and ``tail``, a bound on the others (the
+    smallest of them plus the rounding margin)."""
+    n = A.shape[0]
+    if n <= 2 * q:
+        w, V = np.linalg.eigh(A)
+        return w, V, None
+    w, V = sla.eigh(A, subset_by_index=[n - q, n - 1], driver="evr", check_finite=False)
+    return w, V, float(w[0]) + n * EPS * float(np.linalg.norm(A))
+
+
+def trace_bound(d_in: NDArray[np.float64], d_free: NDArray[np.float64], r: int) -> float:
+    """Variances of the forced features plus the ``r`` largest free ones."""
+    total = float(d_in.sum())
+    if r > 0 and d_free.size:
+        r = min(r, d_free.size)
+        total += float(np.partition(d_free, d_free.size - r)[d_free.size - r:].sum())
+    return total * (1.0 + 4 * EPS * (d_in.size + r))
+
+
+def gershgorin_bound(A: NDArray[np.float64], d: NDArray[np.float64],
+                     inside: NDArray[np.bool_], k: int) -> float:
+    """Gershgorin on every ``k``-support of the node.
+
+    ``A`` holds ``|Sigma_ij|`` over ``N`` with a zero diagonal, ``d`` the
+    variances and ``inside`` marks ``I``.  The row of ``i`` in ``S`` holds
+    ``|Sigma_il|`` for every ``l`` of ``I`` and at most the remaining slots of
+    the largest free ones.
+    """
+    n = d.size
+    m = int(inside.sum())
+    if n == 0:
+        return 0.0
+    forced = A[:, inside].sum(axis=1) if m else np.zeros(n)
+    free = A[:, ~inside]
+    # slots for free partners: k - 1 - |I \ {i}|
+    slots = np.where(inside, k - m, k - 1 - m)
+    total = d + forced
+    f = free.shape[1]
+    if f and slots.max() > 0:
+        srt = -np.sort(-free, axis=1)
+        csum = np.concatenate([np.zeros((n, 1)), np.cumsum(srt, axis=1)], axis=1)
+        total = total + csum[np.arange(n), np.minimum(slots, f)]
+    return float(total.max()) * (1.0 + 4 * EPS * k)
+
+
+def coupling_bound(lam_in: float, cols2: NDArray[np.float64], beta: float, r: int) -> float:
+    """Larger eigenvalue of ``[[lam_in, sigma], [sigma, beta]]``, ``sigma^2`` the sum
+    of the ``r`` largest squared column norms ``cols2`` of ``Sigma_IF``."""
+    if r <= 0 or cols2.size == 0:
+        return lam_in
+    r = min(r, cols2.size)
+    sigma2 = float(np.partition(cols2, cols2.size - r)[cols2.size - r:].sum())
+    t = 0.5 * (lam_in + beta + math.sqrt((lam_in - beta) ** 2 + 4.0 * sigma2))
+    return t * (1.0 + 8 * EPS) + 8 * EPS * (abs(lam_in) + abs(beta))
+
+
+def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.float64],
+                r: int, iters: int = 60, Bc: NDArray[np.float64] | None = None) -> float:
+    """A bound on ``lambda_max`` of ``[[A, B_T], [B_T', C_TT]]`` over every set
+    ``T`` of ``r`` columns (``A`` the forced block, ``B`` its coupling to the
+    free features, ``c`` their variances, ``Bc`` optionally their block).
+
+    Above ``lambda_max(A)``, ``lam`` is an eigenvalue only if it is one of the
+    PSD matrix ``C_TT + B_T' (lam - A)^{-1} B_T``, whose eigenvalues are at
+    most its trace, at most the sum ``g(lam)`` of the ``r`` largest
+    ``c_j + b_j' (lam - A)^{-1} b_j`` (nonincreasing in ``lam``).  The
+    returned ``lam`` has ``g(lam) <= lam``, so no ``T`` has a larger
+    eigenvalue (bisection; exact for ``r = 1``).  Rounding: the computed
+    eigenpairs of ``A`` are exact for ``A + E``, ``||E|| <= delta``, and
+    ``(lam - A)^{-1} <= (lam - delta - (A + E))^{-1}``; ``g`` is evaluated
+    with ``mu_i + delta`` and inflated by a relative ``4 (m + r) eps``.
+    """
+    m = A.shape[0]
+    mu, V = np.linalg.eigh(A)
+    W2 = (V.T @ B) ** 2 * (1.0 + 8 * (m + 1) * EPS)
+    delta = 8 * m * EPS * float(np.linalg.norm(A)) + np.finfo(float).tiny
+    mu_up = mu + delta
+    grow = 1.0 + 4 * (m + r) * EPS
+    rr = min(r, c.size)
+
+    def excess(lam: float) -> float:
+        diag = c + (W2 / (lam - mu_up)[:, None]).sum(axis=0)
+        return float(np.partition(diag, diag.size - rr)[diag.size - rr:].sum()) * grow - lam
+
+    lo = float(mu_up[-1]) * (1.0 + 4 * EPS) + delta
+    if excess(lo) <= 0:
+        return lo
+    hi = lo + max(1.0, float(np.sort(c)[-rr:].sum()) + float(np.sqrt(W2.sum(axis=0)).max()) * rr)
+    while excess(hi) > 0:
+        hi = lo + 2.0 * (hi - lo)
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    if Bc is not None and rr > 1 and c.size <= GERSHGORIN_MAX:
+        # Below hi, the trace of the r x r block overstates; Gershgorin on the
+        # whole matrix M(lam) bounds every r-sparse eigenvalue of it, and of
+        # M(lam') <= M(lam) for lam' >= lam: a lam where it is <= lam bounds
+        # the node too.
+        base = float(mu_up[-1]) + delta
+        Vs = V.T @ B
+        for t in np.linspace(0.0, 1.0, GERSHGORIN_TRIES + 2)[1:-1]:
+            lam = base + t * (hi - base)
+            G = Vs / (lam - mu_up)[:, None]
+            M = Bc + Vs.T @ G
+            err = 16 * (m + c.size) * EPS * float(np.abs(M).max())
+            d = np.diag(M).copy()
+            Ao = np.abs(M) + err
+            np.fill_diagonal(Ao, 0.0)
+            top = -np.partition(-Ao, rr - 2, axis=1)[:, :rr - 1]
+            g = float((d + err + top.sum(axis=1)).max()) * grow
+            if g <= lam:
+                return lam
+    return hi
+
+
+# Points below the trace bound where schur_bound tries Gershgorin on the whole
+# Schur complement (when it has at most GERSHGORIN_MAX rows).
+GERSHGORIN_TRIES = 3
+GERSHGORIN_MAX = 400
+
+
+def _simplex(w: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Euclidean projection of ``w`` on ``{x >= 0, sum x = 1}``."""
+    u = np.sort(w)[::-1]
+    css = np.cumsum(u) - 1.0
+    idx = np.arange(1, w.size + 1)
+    rho = int(np.nonzero(u - css / idx > 0)[0][-1])
+    theta = css[rho] / (rho + 1.0)
+    return np.maximum(w - theta, 0.0)
+
+
+class PartialDual:
+    """ADMM on the weighted DSPCA problem over one node's features.
+
+    Solves ``max Tr(S Z) - lam sum_ij W_ij |Z_ij|`` over ``Z`` PSD, ``Tr Z = 1``
+    by the splitting ``Z = Y`` (``Z`` on the spectraplex, ``Y`` soft-thresholded)
+    and keeps the multiplier ``L``, which after each ``Y`` step satisfies
+    ``|L_ij| <= lam W_ij``: ``lambda_max(S - L)`` bounds the problem from above.
+    """
+
+    def __init__(self, S: NDArray[np.float64], W: NDArray[np.float64], lam: float,
+                 rho: float, inside: NDArray[np.bool_] | None = None, r: int = 0) -> None:
+        self.inside = inside
+        self.r = r
+        self.S = S
+        self.W = W
+        self.lam = lam
+        self.box = lam * W
+        self.rho = rho
+        n = S.shape[0]
+        self.L = np.zeros((n, n))
+        self.Y = np.zeros((n, n))
+        self.best = math.inf
+        self.vector = np.zeros(n)
+        self.iters = 0
+
+    def start(self, L0: NDArray[np.float64] | None, v: NDArray[np.float64]) -> None:
+        """Warm start: a multiplier (clipped to this box) and a unit vector for ``Y``."""
+        if L0 is not None:
+            self.L = np.clip(L0, -self.box, self.box)
+        self.Y = np.outer(v, v)
+
+    def bound(self) -> float:
+        """``lambda_max(S - L)`` plus the rounding margin (``L`` inside the box)."""
+        L = np.clip(self.L, -self.box, self.box)
+        A = self.S - L
+        if self.inside is None:
+            val, v = top_pair(A)
+        else:
+            w, V, tail = spectrum(A)
+            v = V[:, -1]
+            nrm = float(np.linalg.norm(A))
+            val = min(float(w[-1]) + A.shape[0] * EPS * nrm,
+                      spectral_bound(w, V, self.inside, self.r, nrm, tail))
+        if val < self.best:
+            self.best, self.vector = val, v
+        return val
+
+    def slope(self, c: float) -> float:
+        """``c - sum_ij W_ij |Y_ij|``: the slope in ``lam`` of ``phi(lam) + lam c``
+        estimated from the current primal iterate."""
+        return c - float((self.W * np.abs(self.Y)).sum())
+
+    def run(self, iters: int, check: int = 5) -> float:
+        """``iters`` ADMM steps, the bound evaluated every ``check``; the best bound."""
+        rho, S = self.rho, self.S
+        inv = 1.0 / rho
+        for it in range(1, iters + 1):
+            A = self.Y + (S - self.L) * inv
+            w, V = np.linalg.eigh(A)
+            p = _simplex(w)
+            keep = p > 0
+            Vk = V[:, keep]
+            Z = (Vk * p[keep]) @ Vk.T
+            T = Z + self.L * inv
+            thr = self.box * inv
+            self.Y = np.sign(T) * np.maximum(np.abs(T) - thr, 0.0)
+            self.L = self.L + rho * (Z - self.Y)
+            self.iters += 1
+            if it % check == 0 or it == iters:
+                self.bound()
+        return self.best
+
+
+def feature_bounds(Sigma: NDArray[np.float64], k: int, beta: float) -> NDArray[np.float64]:
+    """For every feature ``j``, a bound on the variance of the ``k``-supports
+    that hold ``j``: :func:`coupling_bound` with ``I = {j}`` (``beta`` bounds the
+    ``(k - 1)``-sparse variance of the other features)."""
+    d = np.diag(Sigma).copy()
+    if k == 1:
+        return d * (1.0 + 4 * EPS)
+    C2 = Sigma * Sigma
+    np.fill_diagonal(C2, 0.0)
+    r = min(k - 1, Sigma.shape[0] - 1)
+    top = -np.partition(-C2, r - 1, axis=1)[:, :r]
+    sigma2 = top.sum(axis=1)
+    t = 0.5 * (d + beta + np.sqrt((d - beta) ** 2 + 4.0 * sigma2))
+    return t * (1.0 + 8 * EPS) + 8 * EPS * (np.abs(d) + abs(beta))

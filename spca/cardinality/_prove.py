@@ -1,0 +1,108 @@
+"""The hook of :func:`spca.dspca_cardinality`: a heuristic result turned into a proof."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _limits
+from ._search import branch_and_bound
+
+__all__: list[str] = []
+
+#: ``time_limit`` when ``optimality_gap`` is given without one (seconds).
+DEFAULT_TIME_LIMIT = 60.0
+# From this many features on, the (k - 1)-sparse certificate is computed for
+# the probing of the root (one more cardinality search), within PROBE_SHARE of
+# the time left.
+PROBE_FROM = 200
+# ... which is pushed below the incumbent by this margin, by a branch and
+# bound at k - 1 to this gap when the certificate is not enough.
+PROBE_MARGIN = 0.01
+PROBE_GAP = 1e-3
+PROBE_SHARE = 0.3
+
+
+def check_proof_options(optimality_gap: Any, time_limit: Any) -> tuple[float | None,
+                                                                       float | None]:
+    """Validate the two options of the search: ``(gap, seconds)``; both ``None``
+    when no proof is asked for (``time_limit`` alone is an error)."""
+    gap = _limits.check_optimality_gap(optimality_gap)
+    seconds = _limits.check_time_limit(time_limit)
+    if gap is None:
+        if seconds is not None:
+            raise ValueError(
+                f"time_limit={time_limit!r} limits the branch and bound, which runs only "
+                f"when optimality_gap is given (e.g. optimality_gap=1e-4)")
+        return None, None
+    return gap, DEFAULT_TIME_LIMIT if seconds is None else seconds
+
+
+def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLimit) -> float:
+    """A certified bound on the best ``j``-sparse variance, pushed below
+    ``target`` if it can be: the certificate of :func:`spca.dspca_cardinality`
+    at ``j``, else a branch and bound at ``j`` (to the gap PROBE_GAP, probed
+    with the bound at ``j - 1``, recursively)."""
+    from .._path import dspca_cardinality
+
+    res = dspca_cardinality(Sigma, j)
+    ub = res.variance_upper_bound
+    if ub < target * (1.0 - PROBE_MARGIN) or j == 1 or limit.expired():
+        return ub
+    beta = _bound_below(Sigma, j - 1, res.explained_variance, limit)
+    out = branch_and_bound(Sigma, j, optimality_gap=PROBE_GAP, time_limit=limit,
+                           start=res.support, start_bound=ub, lam0=res.bound_lam, below=beta)
+    if out.status == _limits.STATUS_INTERRUPTED:
+        raise KeyboardInterrupt  # (Ctrl-C ends the whole proof, not this step)
+    return min(ub, out.bound)
+
+
+def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits.TimeLimit,
+          verbose: bool = False) -> Any:
+    """Search from ``res`` (a :class:`spca.CardinalityResult` of the default
+    path) until the relative gap is at most ``optimality_gap`` or the time
+    limit expires; return ``res`` with the best support, its loadings and
+    variance, the certified bound, ``status`` and ``n_nodes``."""
+    limit = _limits.TimeLimit.coerce(time_limit)
+    k = res.k
+    Sigma = cov.block(np.arange(cov.n, dtype=np.intp))
+    Sigma[np.diag_indices(cov.n)] = cov.diag
+    beta = math.inf
+    if cov.n > PROBE_FROM and k > 1:
+        # a certified bound on the (k - 1)-sparse variance lets the probing
+        # drop the features whose rows cannot lift it to the incumbent
+        try:
+            beta = _bound_below(Sigma, k - 1, res.explained_variance,
+                                limit.child(PROBE_SHARE))
+        except KeyboardInterrupt:
+            return dataclasses.replace(
+                res, status=_limits.STATUS_INTERRUPTED, n_nodes=0,
+                message=res.message + "; branch and bound: interrupted while probing")
+    out = branch_and_bound(Sigma, k, optimality_gap=optimality_gap, time_limit=limit,
+                           start=res.support, start_bound=res.variance_upper_bound,
+                           lam0=res.bound_lam, below=beta, verbose=verbose)
+    changes: dict[str, Any] = {
+        "status": out.status, "n_nodes": out.n_nodes,
+        "seconds": res.seconds + out.seconds,
+        "variance_upper_bound": min(out.bound, res.variance_upper_bound),
+    }
+    if out.variance > res.explained_variance and not np.array_equal(out.support, res.support):
+        B = Sigma[np.ix_(out.support, out.support)]
+        w, V = np.linalg.eigh(B)
+        v = V[:, -1]
+        if v[np.argmax(np.abs(v))] < 0:
+            v = -v
+        loadings = np.zeros(cov.n)
+        loadings[out.support] = v
+        changes.update(support=out.support, loadings=loadings, explained_variance=float(w[-1]),
+                       origin="branch and bound")
+    gap = (changes["variance_upper_bound"] - changes.get("explained_variance",
+                                                        res.explained_variance))
+    ub = changes["variance_upper_bound"]
+    changes["message"] = (res.message + f"; branch and bound: {out.status} after "
+                          f"{out.n_nodes} nodes, {out.seconds:.3g} s, relative gap "
+                          f"{max(gap, 0.0) / ub if ub > 0 else math.nan:.2e}")
+    return dataclasses.replace(res, **changes)

@@ -1,0 +1,394 @@
+"""The branch and bound of ``spca.cardinality``: every "optimal" claim is
+checked against brute force over supports; bounds against brute force on
+random nodes; the time limit with a stub clock; Ctrl-C; bad input."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spca
+import spca._limits
+from spca import dspca_cardinality
+from spca.cardinality import _bounds, _search, branch_and_bound
+from spca.datasets import load_pitprops
+
+GAP = 1e-4
+
+
+def brute_force(Sigma, k, inside=(), allowed=None):
+    """``max lambda_max(Sigma_SS)`` over ``k``-supports ``S`` with
+    ``inside <= S <= allowed``, and the best ``S``."""
+    p = Sigma.shape[0]
+    allowed = list(range(p)) if allowed is None else list(allowed)
+    inside = list(inside)
+    rest = [j for j in allowed if j not in inside]
+    best, arg = -math.inf, None
+    combos = [inside + list(c) for c in itertools.combinations(rest, k - len(inside))]
+    if not combos:
+        return best, arg
+    idx = np.array(combos)
+    vals = np.linalg.eigvalsh(Sigma[idx[:, :, None], idx[:, None, :]])[:, -1]
+    i = int(np.argmax(vals))
+    return float(vals[i]), sorted(combos[i])
+
+
+def wine_correlation():
+    from sklearn.datasets import load_wine
+
+    return np.corrcoef(load_wine().data, rowvar=False)
+
+
+def random_covariance(seed, p, raw):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(max(2, p // 2), 3 * p))
+    F = rng.standard_normal((n, p))
+    F[:, : p // 3] += rng.standard_normal((n, 1)) * 1.5
+    if raw:
+        F *= rng.uniform(0.2, 5.0, size=p)
+    return F.T @ F / n
+
+
+def check_claim(Sigma, k, res, gap=GAP):
+    """A result of the branch and bound against brute force."""
+    best, _ = brute_force(Sigma, k)
+    assert res.support.size == k
+    assert np.unique(res.support).size == k
+    var = np.linalg.eigvalsh(Sigma[np.ix_(res.support, res.support)])[-1]
+    assert res.variance == pytest.approx(var, rel=1e-12, abs=1e-12)
+    assert res.bound >= best * (1 - 1e-12)  # the bound is valid
+    assert res.variance <= best * (1 + 1e-12)
+    if res.status == "optimal":
+        assert (res.bound - res.variance) <= gap * res.bound * (1 + 1e-9)
+        assert res.variance >= best * (1 - gap)
+
+
+@pytest.mark.parametrize("name", ["pitprops", "wine"])
+def test_every_k_optimal_equals_brute_force(name):
+    Sigma = load_pitprops().correlation if name == "pitprops" else wine_correlation()
+    for k in range(1, Sigma.shape[0] + 1):
+        res = dspca_cardinality(Sigma, k, optimality_gap=GAP, time_limit=30.0)
+        assert res.status == "optimal", (k, res.message)
+        best, _ = brute_force(Sigma, k)
+        assert res.explained_variance == pytest.approx(best, rel=GAP)
+        assert res.variance_upper_bound >= best * (1 - 1e-12)
+        assert res.explained_variance <= res.variance_upper_bound
+        assert res.cardinality == k
+        assert np.count_nonzero(res.loadings) == k
+        assert np.linalg.norm(res.loadings) == pytest.approx(1.0)
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), p=st.integers(2, 11), data=st.data(),
+       raw=st.booleans())
+def test_optimal_claims_on_random_covariances(seed, p, data, raw):
+    Sigma = random_covariance(seed, p, raw)
+    k = data.draw(st.integers(1, p))
+    res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                           time_limit=spca._limits.TimeLimit(30.0))
+    assert res.status == "optimal"
+    check_claim(Sigma, k, res)
+
+
+@settings(max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), p=st.integers(3, 10), data=st.data(),
+       raw=st.booleans())
+def test_node_bounds_are_valid(seed, p, data, raw):
+    """Every bound of a node is at least the node's value (brute force)."""
+    Sigma = random_covariance(seed, p, raw)
+    rng = np.random.default_rng(seed)
+    k = data.draw(st.integers(2, p - 1))
+    s_cov = data.draw(st.booleans())
+    state = rng.choice([-1, 0, 0, 1], size=p)  # out / free / in
+    inside = np.flatnonzero(state == 1)[: k - 1]
+    state[np.flatnonzero(state == 1)[k - 1:]] = 0
+    N = np.flatnonzero(state >= 0)
+    if N.size < k:
+        return
+    value, _ = brute_force(Sigma, k, inside, N)
+    free = np.setdiff1d(N, inside)
+    mask = np.isin(N, inside)
+    m, r = inside.size, k - inside.size
+    d = np.diag(Sigma)
+    BN = Sigma[np.ix_(N, N)]
+    A = np.abs(BN)
+    np.fill_diagonal(A, 0.0)
+    tol = 1e-12 * value
+    assert _bounds.trace_bound(d[inside], d[free], r) >= value - tol
+    assert _bounds.gershgorin_bound(A, d[N], mask, k) >= value - tol
+    assert _bounds.lambda_max_upper(BN) >= value - tol
+    evals, evecs = np.linalg.eigh(BN)
+    nrm = float(np.linalg.norm(BN))
+    assert _bounds.spectral_bound(evals, evecs, mask, r, nrm) >= value - tol
+    q = data.draw(st.integers(1, N.size))  # the q largest eigenpairs only
+    assert _bounds.spectral_bound(evals[-q:], evecs[:, -q:], mask, r, nrm,
+                                  tail=float(evals[-q])) >= value - tol
+    if m:
+        lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
+        beta, _ = brute_force(Sigma, r, (), free) if r <= free.size else (0.0, None)
+        cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
+        assert _bounds.coupling_bound(lam_in, cols2, beta, r) >= value - tol
+        sb = _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r,
+                                 Bc=BN[np.ix_(~mask, ~mask)] if s_cov else None)
+        assert sb >= value * (1 - 1e-13)
+        if r == 1:  # exact for one free slot
+            assert sb == pytest.approx(value, rel=1e-9, abs=1e-12)
+    # the partial dual with any multiplier in its box, any lam and any s
+    lam = float(rng.uniform(0.0, 1.0) * d.max())
+    s = data.draw(st.sampled_from([0.0, 0.5, 1.0]))
+    w = np.where(mask, s, 1.0)
+    pd = _bounds.PartialDual(BN, np.outer(w, w), lam, 1.0)
+    L = rng.uniform(-2 * lam, 2 * lam, size=BN.shape)
+    pd.start((L + L.T) / 2, np.ones(N.size) / math.sqrt(N.size))
+    c = lam * (s * s * m + r)
+    assert pd.bound() + c >= value - tol
+    assert pd.run(10) + c >= value - tol
+    spec = _bounds.PartialDual(BN, np.outer(w, w), lam, 1.0, mask, r)
+    spec.start((L + L.T) / 2, np.ones(N.size) / math.sqrt(N.size))
+    assert spec.bound() + c >= value - tol
+    assert spec.run(10) + c >= value - tol
+    # a feature's bound holds for every support containing it
+    beta_all = brute_force(Sigma, k - 1)[0]
+    fb = _bounds.feature_bounds(Sigma, k, beta_all)
+    for j in range(p):
+        assert fb[j] >= brute_force(Sigma, k, (j,))[0] - tol
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("raw", [False, True])
+def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw):
+    """The partial dual bounds every node (not only after DUAL_AFTER nodes)."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    p = 14
+    Sigma = random_covariance(seed, p, raw)
+    for k in (3, 6, 9):
+        res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                               time_limit=spca._limits.TimeLimit(30.0))
+        assert res.status == "optimal"
+        check_claim(Sigma, k, res)
+
+
+def test_time_limit_with_stub_clock(monkeypatch):
+    """A clock that jumps a second per reading ends the search early: status
+    "time_limit", k features, a valid bound."""
+    rng = np.random.default_rng(7)
+    Sigma = random_covariance(3, 22, raw=False) + 0.1 * np.eye(22) * rng.uniform()
+    k = 6
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(spca._limits, "clock", lambda: float(next(ticks)))
+    res = dspca_cardinality(Sigma, k, optimality_gap=1e-9, time_limit=3.0)
+    assert res.status == "time_limit"
+    assert res.cardinality == k
+    assert np.count_nonzero(res.loadings) == k
+    best, _ = brute_force(Sigma, k)
+    assert res.variance_upper_bound >= best * (1 - 1e-12)
+    assert res.explained_variance <= best * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("at", [1, 2, 5])
+@pytest.mark.parametrize("seed", [5, 6])
+def test_interrupt_returns_best_so_far(monkeypatch, at, seed):
+    """Ctrl-C at the ``at``-th node: status "interrupted", k features, and a
+    bound that still holds (the node in hand counts)."""
+    Sigma = random_covariance(seed, 20, raw=True)
+    k = 7
+    calls = {"n": 0}
+    original = _search._Search.bound_node
+
+    def interrupted(self, node):
+        calls["n"] += 1
+        if calls["n"] == at:
+            raise KeyboardInterrupt
+        return original(self, node)
+
+    monkeypatch.setattr(_search._Search, "bound_node", interrupted)
+    res = branch_and_bound(Sigma, k, optimality_gap=1e-12,
+                           time_limit=spca._limits.TimeLimit(None))
+    assert calls["n"] == at
+    assert res.status == "interrupted"
+    check_claim(Sigma, k, res)
+
+
+def test_interrupt_during_the_starts(monkeypatch):
+    from spca.cardinality import _starts
+
+    Sigma = random_covariance(2, 16, raw=False)
+    k = 5
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_starts.Incumbent, "starts", interrupted)
+    res = dspca_cardinality(Sigma, k, optimality_gap=1e-6)
+    assert res.status == "interrupted"
+    assert res.cardinality == k
+    assert res.variance_upper_bound >= brute_force(Sigma, k)[0] * (1 - 1e-12)
+
+
+def test_default_path_unchanged():
+    S = load_pitprops().correlation
+    a = dspca_cardinality(S, 5)
+    b = dspca_cardinality(S, 5, optimality_gap=None, time_limit=None)
+    assert a.status is None and a.n_nodes == 0
+    np.testing.assert_array_equal(a.support, b.support)
+    assert a.explained_variance == b.explained_variance
+    assert a.variance_upper_bound == b.variance_upper_bound
+
+
+def test_proof_tightens_the_certificate():
+    S = load_pitprops().correlation
+    a = dspca_cardinality(S, 5)
+    b = dspca_cardinality(S, 5, optimality_gap=GAP)
+    assert b.status == "optimal" and b.n_nodes >= 1
+    assert b.explained_variance >= a.explained_variance
+    assert b.variance_upper_bound <= a.variance_upper_bound
+    assert b.certified_ratio >= 1 - GAP
+
+
+def test_verbose_log(capsys):
+    S = load_pitprops().correlation
+    dspca_cardinality(S, 6, optimality_gap=GAP, verbose=True)
+    out = capsys.readouterr().out
+    header = [line for line in out.splitlines() if line.split()[:3] == ["nodes", "open", "best"]]
+    assert header and "gap" in header[0] and "time" in header[0]
+
+
+@pytest.mark.parametrize("value, exc, match", [
+    (0.0, ValueError, r"optimality_gap must be a relative gap in \(0, 1\), got 0.0"),
+    (1.0, ValueError, r"got 1.0"),
+    (-1e-3, ValueError, r"got -0.001"),
+    (float("nan"), ValueError, r"got nan"),
+    ("1e-4", TypeError, r"optimality_gap must be a real number .* got '1e-4'"),
+])
+def test_bad_optimality_gap(value, exc, match):
+    with pytest.raises(exc, match=match):
+        dspca_cardinality(np.eye(3), 1, optimality_gap=value)
+
+
+@pytest.mark.parametrize("value, exc, match", [
+    (0, ValueError, r"time_limit must be a number of seconds > 0, got 0"),
+    (-5.0, ValueError, r"got -5.0"),
+    ("60", TypeError, r"time_limit must be a number of seconds or None, got '60'"),
+    (True, TypeError, r"got True"),
+])
+def test_bad_time_limit(value, exc, match):
+    with pytest.raises(exc, match=match):
+        dspca_cardinality(np.eye(3), 1, optimality_gap=1e-3, time_limit=value)
+
+
+def test_time_limit_without_gap_is_an_error():
+    with pytest.raises(ValueError, match="time_limit=5.0 limits the branch and bound"):
+        dspca_cardinality(np.eye(3), 1, time_limit=5.0)
+
+
+def test_input_not_modified():
+    S = wine_correlation()
+    before = S.copy()
+    dspca_cardinality(S, 4, optimality_gap=GAP)
+    np.testing.assert_array_equal(S, before)
+
+
+def test_sparse_components_and_estimator_pass_the_proof_through():
+    from spca import SparsePCA, sparse_components
+
+    S = load_pitprops().correlation
+    res = sparse_components(S, 2, cardinality=4, deflation="removal", optimality_gap=GAP,
+                            time_limit=20.0)
+    for comp in res.components:
+        assert comp.search.status == "optimal"
+    best, support = brute_force(S, 4)
+    np.testing.assert_array_equal(res.components[0].support, support)
+    # the second component is the best 4-support of the features left
+    left = np.setdiff1d(np.arange(13), support)
+    best2, support2 = brute_force(S, 4, (), left)
+    np.testing.assert_array_equal(res.components[1].support, support2)
+    assert res.components[1].variance_upper_bound >= best2 * (1 - 1e-12)
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 9))
+    X[:, :4] += rng.standard_normal((60, 1))
+    est = SparsePCA(n_components=1, cardinality=3, optimality_gap=GAP).fit(X)
+    search = est.result_.components[0].search
+    assert search.status == "optimal"
+    # (the support of the best is the same whatever the covariance's normalisation)
+    np.testing.assert_array_equal(search.support, brute_force(np.cov(X, rowvar=False), 3)[1])
+
+
+def test_proof_options_need_a_cardinality():
+    from spca import SparsePCA, sparse_components
+
+    with pytest.raises(ValueError, match="optimality_gap=0.001 asks for a proof"):
+        sparse_components(np.eye(4), 1, lam=0.1, optimality_gap=1e-3)
+    with pytest.raises(ValueError, match="optimality_gap=0.001 asks for a proof"):
+        SparsePCA(lam=0.1, optimality_gap=1e-3).fit(np.random.default_rng(0).normal(size=(9, 4)))
+    with pytest.raises(ValueError, match=r"optimality_gap must be a relative gap in \(0, 1\)"):
+        SparsePCA(cardinality=2, optimality_gap=2.0).fit(np.eye(4))
+
+
+def test_same_input_same_search():
+    """No decision reads the clock: two runs explore the same nodes."""
+    Sigma = random_covariance(11, 24, raw=True)
+    runs = [branch_and_bound(Sigma, 8, optimality_gap=1e-6,
+                             time_limit=spca._limits.TimeLimit(None)) for _ in range(2)]
+    assert runs[0].n_nodes == runs[1].n_nodes > 0
+    np.testing.assert_array_equal(runs[0].support, runs[1].support)
+    assert runs[0].bound == runs[1].bound
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _search._progress_bar(spca._limits.TimeLimit(None)) is None
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    bar = _search._progress_bar(spca._limits.TimeLimit(None))
+    assert bar is not None
+    bar.close()
+
+
+def test_sparse_input_and_constant_features():
+    import scipy.sparse as sp
+
+    R = load_pitprops().correlation.copy()
+    R[3, :] = 0.0
+    R[:, 3] = 0.0  # a constant feature never enters
+    for S in (R, sp.csr_array(R)):
+        res = dspca_cardinality(S, 5, optimality_gap=GAP)
+        assert res.status == "optimal"
+        assert 3 not in res.support
+        best, support = brute_force(R, 5)
+        assert res.explained_variance == pytest.approx(best, rel=GAP)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_schur_bound_against_brute_force(seed):
+    """The Schur-complement bound of a forced block over every r-subset of the
+    free features, on random, raw and nearly duplicated covariances."""
+    rng = np.random.default_rng(seed)
+    p = 12
+    Sigma = random_covariance(seed, p, raw=bool(seed % 2))
+    if seed % 4 == 3:  # two copies of a feature: repeated eigenvalues
+        Sigma[:, 1] = Sigma[:, 0]
+        Sigma[1, :] = Sigma[0, :]
+    for _ in range(25):
+        m = int(rng.integers(1, 6))
+        r = int(rng.integers(1, 4))
+        perm = rng.permutation(p)
+        inside, free = np.sort(perm[:m]), np.sort(perm[m:])
+        value, _ = brute_force(Sigma, m + r, inside)
+        sb = _bounds.schur_bound(Sigma[np.ix_(inside, inside)], Sigma[np.ix_(inside, free)],
+                                 np.diag(Sigma)[free], r)
+        assert sb >= value * (1 - 1e-13)
+        sg = _bounds.schur_bound(Sigma[np.ix_(inside, inside)], Sigma[np.ix_(inside, free)],
+                                 np.diag(Sigma)[free], r, Bc=Sigma[np.ix_(free, free)])
+        assert value * (1 - 1e-13) <= sg <= sb
+        if r == 1:
+            assert sb == pytest.approx(value, rel=1e-8, abs=1e-10)
