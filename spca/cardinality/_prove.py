@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import _limits
+from .._certificate import bound_margin
 from ._search import branch_and_bound
 
 __all__: list[str] = []
@@ -57,7 +58,7 @@ def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLi
                            start=res.support, start_bound=ub, lam0=res.bound_lam, below=beta)
     if out.status == _limits.STATUS_INTERRUPTED:
         raise KeyboardInterrupt  # (Ctrl-C ends the whole proof, not this step)
-    return min(ub, out.bound)
+    return min(ub, bound_margin(out.bound, j))
 
 
 def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits.TimeLimit,
@@ -87,7 +88,9 @@ def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits
     changes: dict[str, Any] = {
         "status": out.status, "n_nodes": out.n_nodes,
         "seconds": res.seconds + out.seconds,
-        "variance_upper_bound": min(out.bound, res.variance_upper_bound),
+        # the node bounds carry the rounding margin of the default path's
+        # bound (spca._certificate.bound_margin) before they are compared
+        "variance_upper_bound": min(bound_margin(out.bound, k), res.variance_upper_bound),
     }
     if out.variance > res.explained_variance and not np.array_equal(out.support, res.support):
         B = Sigma[np.ix_(out.support, out.support)]
@@ -99,8 +102,10 @@ def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits
         loadings[out.support] = v
         changes.update(support=out.support, loadings=loadings, explained_variance=float(w[-1]),
                        origin="branch and bound")
-    gap = (changes["variance_upper_bound"] - changes.get("explained_variance",
-                                                        res.explained_variance))
+    # a bound is never below the variance it certifies (rounding)
+    variance = changes.get("explained_variance", res.explained_variance)
+    changes["variance_upper_bound"] = max(changes["variance_upper_bound"], variance)
+    gap = changes["variance_upper_bound"] - variance
     ub = changes["variance_upper_bound"]
     changes["message"] = (res.message + f"; branch and bound: {out.status} after "
                           f"{out.n_nodes} nodes, {out.seconds:.3g} s, relative gap "
