@@ -393,7 +393,10 @@ def provenance(argv: list[str]) -> dict:
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "os": f"{platform.system()} "
                     f"{platform.release()}", "python": platform.python_version(),
                     "numpy": np.__version__, "spca": spca.__version__,
-                    "blas": ", ".join(blas)},
+                    "blas": ", ".join(blas),
+                    # other processes compete for the cores: the 1-minute load average
+                    "load_average": round(os.getloadavg()[0], 1)
+                    if hasattr(os, "getloadavg") else None},
     }
 
 
