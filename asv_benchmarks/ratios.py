@@ -56,8 +56,8 @@ ksparse, hard, corpus).
 
 ``--json PATH`` also records the rows in a JSON file (the documentation's
 "Benchmarks" page renders ``docs/_data/benchmarks.json``): one entry per
-section run, each with the commit (``-dirty`` when the work tree had
-uncommitted changes), the machine, the date and the command line it came
+section run, each with the commit (``-dirty`` when the package, its build files or
+the benchmarks had uncommitted changes), the machine, the date and the command line it came
 from. Sections not run keep their earlier entries, so the file can be
 brought up to date one section at a time.
 
@@ -372,7 +372,12 @@ def _git(*args: str) -> str:
 def provenance(argv: list[str]) -> dict:
     """Where a run's numbers come from: commit, machine, date and command line."""
     commit = _git("rev-parse", "--short", "HEAD") or "?"
-    if _git("status", "--porcelain", "--untracked-files=no"):
+    # -dirty: the measured code (the package, its build, the benchmarks) differs
+    # from the commit; other files (README, the JSON this writes) do not count
+    root = Path(__file__).resolve().parent.parent
+    if _git("status", "--porcelain", "--untracked-files=no", "--", str(root / "spca"),
+            str(root / "asv_benchmarks"), str(root / "meson.build"),
+            str(root / "pyproject.toml")):
         commit += "-dirty"
     cpu = platform.processor() or platform.machine()
     try:
