@@ -279,8 +279,16 @@ def _ratio_text(variance, bound):
     return "n/a" if bound is None else f"{variance / bound:.4f}"
 
 
-def ksparse_rows(rows, quick):
-    """Section 7: spca's dspca_cardinality vs the k-sparse baselines at equal k."""
+KSPARSE_VARIANCE_COLUMNS = ["problem", "n", "k", "spca", "forward greedy", "truncated power",
+                            "GPower-l0", "sklearn SparsePCA (refitted)",
+                            "spca's certified ratio", "spca s"]
+
+
+def ksparse_rows(rows, quick, table=None):
+    """Section 7: spca's dspca_cardinality vs the k-sparse baselines at equal k.
+
+    ``table``, if given, also gets one row per problem: the variance of every
+    method (``KSPARSE_VARIANCE_COLUMNS``)."""
     from baselines import KSPARSE_CASES, run_method
 
     try:
@@ -300,6 +308,7 @@ def ksparse_rows(rows, quick):
         ours_s, ours = _timed_best(lambda S=Sigma, k=k: run_method("spca", S, k))
         ours = ours[1]
         bound = ours["bound"]
+        variances = {m: None for m in _LABELS}
         rows.append((f"dspca_cardinality k={k} ({name})", n, np.nan, ours_s, "-",
                      f"variance {ours['variance']:.5g} with {ours['cardinality']} nonzeros "
                      f"({ours['origin']}; the relaxation's own vector "
@@ -319,11 +328,15 @@ def ksparse_rows(rows, quick):
                 detail = ""
                 if m == "gpower_l0" and not base["exact"]:
                     detail = "; no gamma gave k: top k of the next pattern"
+            variances[m] = f"{base['variance']:.4f}"
             _row(rows, f"{_LABELS[m]} / spca k={k} ({name})", n, base_s, ours_s,
                  f"variance {base['variance']:.5g} vs {ours['variance']:.5g} "
                  f"(spca/baseline {ours['variance'] / base['variance']:.4f}); certified "
                  f"{_ratio_text(base['variance'], bound)} vs "
                  f"{_ratio_text(ours['variance'], bound)}{detail}")
+        if table is not None:
+            table.append((name, n, k, f"{ours['variance']:.4f}", *variances.values(),
+                          _ratio_text(ours["variance"], bound), ours_s))
 
 
 _LABELS = {"forward_greedy": "forward greedy", "truncated_power": "truncated power",
@@ -413,13 +426,15 @@ def _json_value(x):
     return x
 
 
-def write_json(path: Path, by_section: dict[str, list[tuple]], prov: dict) -> None:
-    """Replace the entries of the sections run in ``path`` (created if missing)."""
+def write_json(path: Path, by_section: dict[str, list[tuple]], prov: dict,
+               columns: list[str] | None = None) -> None:
+    """Replace the entries of the sections run in ``path`` (created if missing);
+    the rows have ``columns`` (default ``COLUMNS``)."""
     data = {"sections": {}}
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
     for name, rows in by_section.items():
-        data["sections"][name] = {**prov, "columns": COLUMNS,
+        data["sections"][name] = {**prov, "columns": columns or COLUMNS,
                                   "rows": [[_json_value(x) for x in row] for row in rows]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -454,6 +469,7 @@ def main(argv: list[str] | None = None) -> None:
     prov = provenance(argv)
     print(f"spca {spca.__version__} (commit {prov['commit']}), numpy {np.__version__}")
     by_section: dict[str, list[tuple]] = {}
+    variance_table: list[tuple] = []
     with threadpool_limits(1):
         if "first-order" in run:
             first_order(by_section.setdefault("first-order", []), sizes,
@@ -466,7 +482,8 @@ def main(argv: list[str] | None = None) -> None:
         if "sparsepca" in run:
             sparsepca_rows(by_section.setdefault("sparsepca", []), args.quick)
         if "ksparse" in run:
-            ksparse_rows(by_section.setdefault("ksparse", []), args.quick)
+            ksparse_rows(by_section.setdefault("ksparse", []), args.quick,
+                         table=variance_table)
         if "hard" in run:
             hard_rows(by_section.setdefault("hard", []), hard_sizes, args.quick)
     if "corpus" in run:
@@ -477,8 +494,16 @@ def main(argv: list[str] | None = None) -> None:
     for rows in by_section.values():
         for what, n, b, o, r, note in rows:
             print(f"{what:52s} {str(n):>12s} {b:11.4g} {o:9.4g} {r:>8s}  {note}")
+    if variance_table:
+        print("\nvariance x'Sigma x at equal k (unit loadings refitted on each support)")
+        print("  ".join(KSPARSE_VARIANCE_COLUMNS))
+        for row in variance_table:
+            print("  ".join(str(x) if x is not None else "-" for x in row))
     if args.json is not None:
         write_json(args.json, by_section, prov)
+        if variance_table:
+            write_json(args.json, {"ksparse-variance": variance_table}, prov,
+                       columns=KSPARSE_VARIANCE_COLUMNS)
         print(f"wrote {', '.join(by_section)} to {args.json}")
 
 if __name__ == "__main__":
