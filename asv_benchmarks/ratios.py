@@ -5,6 +5,7 @@ Usage::
     python asv_benchmarks/ratios.py [--quick] [--first-order-sizes 40 100 200 500 1000]
                                     [--max-first-order-seconds 60] [--large-docs 300000]
                                     [--sections ksparse hard ...] [--hard-sizes 500 1000]
+                                    [--json docs/_data/benchmarks.json]
 
 Every pair runs on the same input in this process, one after the other, and
 the table prints ``baseline seconds / spca seconds``.  Sections:
@@ -53,6 +54,13 @@ the table prints ``baseline seconds / spca seconds``.  Sections:
 ``--sections`` runs a subset (names: first-order, cvxpy, eigh, sparsepca,
 ksparse, hard, corpus).
 
+``--json PATH`` also records the rows in a JSON file (the documentation's
+"Benchmarks" page renders ``docs/_data/benchmarks.json``): one entry per
+section run, each with the commit (``-dirty`` when the package, its build files or
+the benchmarks had uncommitted changes), the machine, the date and the command line it came
+from. Sections not run keep their earlier entries, so the file can be
+brought up to date one section at a time.
+
 A full run takes about 15 minutes (the first-order method is capped at 60 s
 per size and runs up to n = 1000, where its ratio is a lower bound), plus
 sections 7 and 8 (several minutes each with the current solver).
@@ -67,7 +75,13 @@ threads, the best of 7 runs on the NYT sample.
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
+import math
+import os
+import platform
 import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -265,8 +279,16 @@ def _ratio_text(variance, bound):
     return "n/a" if bound is None else f"{variance / bound:.4f}"
 
 
-def ksparse_rows(rows, quick):
-    """Section 7: spca's dspca_cardinality vs the k-sparse baselines at equal k."""
+KSPARSE_VARIANCE_COLUMNS = ["problem", "n", "k", "spca", "forward greedy", "truncated power",
+                            "GPower-l0", "sklearn SparsePCA (refitted)",
+                            "spca's certified ratio", "spca s"]
+
+
+def ksparse_rows(rows, quick, table=None):
+    """Section 7: spca's dspca_cardinality vs the k-sparse baselines at equal k.
+
+    ``table``, if given, also gets one row per problem: the variance of every
+    method (``KSPARSE_VARIANCE_COLUMNS``)."""
     from baselines import KSPARSE_CASES, run_method
 
     try:
@@ -286,6 +308,7 @@ def ksparse_rows(rows, quick):
         ours_s, ours = _timed_best(lambda S=Sigma, k=k: run_method("spca", S, k))
         ours = ours[1]
         bound = ours["bound"]
+        variances = {m: None for m in _LABELS}
         rows.append((f"dspca_cardinality k={k} ({name})", n, np.nan, ours_s, "-",
                      f"variance {ours['variance']:.5g} with {ours['cardinality']} nonzeros "
                      f"({ours['origin']}; the relaxation's own vector "
@@ -305,11 +328,15 @@ def ksparse_rows(rows, quick):
                 detail = ""
                 if m == "gpower_l0" and not base["exact"]:
                     detail = "; no gamma gave k: top k of the next pattern"
+            variances[m] = f"{base['variance']:.4f}"
             _row(rows, f"{_LABELS[m]} / spca k={k} ({name})", n, base_s, ours_s,
                  f"variance {base['variance']:.5g} vs {ours['variance']:.5g} "
                  f"(spca/baseline {ours['variance'] / base['variance']:.4f}); certified "
                  f"{_ratio_text(base['variance'], bound)} vs "
                  f"{_ratio_text(ours['variance'], bound)}{detail}")
+        if table is not None:
+            table.append((name, n, k, f"{ours['variance']:.4f}", *variances.values(),
+                          _ratio_text(ours["variance"], bound), ours_s))
 
 
 _LABELS = {"forward_greedy": "forward greedy", "truncated_power": "truncated power",
@@ -343,6 +370,76 @@ def hard_rows(rows, sizes, quick):
              f"{res.gap:.1e}, converged {res.converged}")
 
 
+COLUMNS = ["comparison", "n", "baseline s", "spca s", "ratio", "note"]
+
+
+def _git(*args: str) -> str:
+    try:
+        out = subprocess.run(["git", *args], capture_output=True, text=True,
+                             cwd=Path(__file__).parent)
+    except OSError:
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def provenance(argv: list[str]) -> dict:
+    """Where a run's numbers come from: commit, machine, date and command line."""
+    commit = _git("rev-parse", "--short", "HEAD") or "?"
+    # -dirty: the measured code (the package, its build, the benchmarks) differs
+    # from the commit; other files (README, the JSON this writes) do not count
+    root = Path(__file__).resolve().parent.parent
+    if _git("status", "--porcelain", "--untracked-files=no", "--", str(root / "spca"),
+            str(root / "asv_benchmarks"), str(root / "meson.build"),
+            str(root / "pyproject.toml")):
+        commit += "-dirty"
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    from threadpoolctl import threadpool_info
+
+    blas = sorted({f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info()
+                   if i.get("user_api") == "blas"})
+    return {
+        "commit": commit,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": " ".join(["python asv_benchmarks/ratios.py", *argv]),
+        "machine": {"cpu": cpu, "cores": os.cpu_count(), "os": f"{platform.system()} "
+                    f"{platform.release()}", "python": platform.python_version(),
+                    "numpy": np.__version__, "spca": spca.__version__,
+                    "blas": ", ".join(blas),
+                    # other processes compete for the cores: the 1-minute load average
+                    "load_average": round(os.getloadavg()[0], 1)
+                    if hasattr(os, "getloadavg") else None},
+    }
+
+
+def _json_value(x):
+    if isinstance(x, (float, np.floating)):
+        return None if not math.isfinite(float(x)) else float(f"{float(x):.4g}")
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def write_json(path: Path, by_section: dict[str, list[tuple]], prov: dict,
+               columns: list[str] | None = None) -> None:
+    """Replace the entries of the sections run in ``path`` (created if missing);
+    the rows have ``columns`` (default ``COLUMNS``)."""
+    data = {"sections": {}}
+    if path.exists():
+        data = json.loads(path.read_text(encoding="utf-8"))
+    for name, rows in by_section.items():
+        data["sections"][name] = {**prov, "columns": columns or COLUMNS,
+                                  "rows": [[_json_value(x) for x in row] for row in rows]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (about 30 s)")
@@ -360,38 +457,54 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hard-sizes", type=int, nargs="+", default=None, metavar="N",
                         help="n of section 8's synthetic families (default 500 1000; any of "
                              "500 1000 2000 5000; quick: 500 at k~10 only)")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH",
+                        help="also write the rows, with the commit, machine, date and "
+                             "command, into this JSON file (entries of sections not run "
+                             "are kept), e.g. docs/_data/benchmarks.json")
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     run = set(args.sections)
     hard_sizes = args.hard_sizes or ([500] if args.quick else [500, 1000])
     sizes = args.first_order_sizes or ([40] if args.quick else [40, 100, 200, 500, 1000])
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent).stdout.strip()
-    except OSError:
-        commit = "?"
-    print(f"spca {spca.__version__} (commit {commit or '?'}), numpy {np.__version__}")
-    rows: list[tuple] = []
+    prov = provenance(argv)
+    print(f"spca {spca.__version__} (commit {prov['commit']}), numpy {np.__version__}")
+    by_section: dict[str, list[tuple]] = {}
+    variance_table: list[tuple] = []
     with threadpool_limits(1):
         if "first-order" in run:
-            first_order(rows, sizes, 5.0 if args.quick else args.max_first_order_seconds)
+            first_order(by_section.setdefault("first-order", []), sizes,
+                        5.0 if args.quick else args.max_first_order_seconds)
         if "cvxpy" in run:
-            cvxpy_rows(rows, args.quick)
+            cvxpy_rows(by_section.setdefault("cvxpy", []), args.quick)
         if "eigh" in run:
-            eigh_rows(rows, args.quick)
-            slope_rows(rows, args.quick)
+            eigh_rows(by_section.setdefault("eigh", []), args.quick)
+            slope_rows(by_section["eigh"], args.quick)
         if "sparsepca" in run:
-            sparsepca_rows(rows, args.quick)
+            sparsepca_rows(by_section.setdefault("sparsepca", []), args.quick)
         if "ksparse" in run:
-            ksparse_rows(rows, args.quick)
+            ksparse_rows(by_section.setdefault("ksparse", []), args.quick,
+                         table=variance_table)
         if "hard" in run:
-            hard_rows(rows, hard_sizes, args.quick)
+            hard_rows(by_section.setdefault("hard", []), hard_sizes, args.quick)
     if "corpus" in run:
-        corpus_rows(rows, args.quick, args.large_docs if not args.quick else 0)
+        corpus_rows(by_section.setdefault("corpus", []), args.quick,
+                    args.large_docs if not args.quick else 0)
     print(f"{'comparison':52s} {'n':>12s} {'baseline s':>11s} {'spca s':>9s} "
           f"{'ratio':>8s}  note")
-    for what, n, b, o, r, note in rows:
-        print(f"{what:52s} {str(n):>12s} {b:11.4g} {o:9.4g} {r:>8s}  {note}")
-
+    for rows in by_section.values():
+        for what, n, b, o, r, note in rows:
+            print(f"{what:52s} {str(n):>12s} {b:11.4g} {o:9.4g} {r:>8s}  {note}")
+    if variance_table:
+        print("\nvariance x'Sigma x at equal k (unit loadings refitted on each support)")
+        print("  ".join(KSPARSE_VARIANCE_COLUMNS))
+        for row in variance_table:
+            print("  ".join(str(x) if x is not None else "-" for x in row))
+    if args.json is not None:
+        write_json(args.json, by_section, prov)
+        if variance_table:
+            write_json(args.json, {"ksparse-variance": variance_table}, prov,
+                       columns=KSPARSE_VARIANCE_COLUMNS)
+        print(f"wrote {', '.join(by_section)} to {args.json}")
 
 if __name__ == "__main__":
     main()

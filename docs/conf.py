@@ -11,9 +11,14 @@ The package is imported from the installed build, never from the source tree
 from __future__ import annotations
 
 import os
+import sys
 import warnings
+from pathlib import Path
 
 import spca
+
+# the project's own Sphinx extensions (not the package): docs/_ext/
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 
 project = "spca"
 author = "the spca developers"
@@ -28,6 +33,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "benchmark_tables",  # docs/_ext: tables of docs/_data/benchmarks.json
 ]
 
 templates_path = ["_templates"]

@@ -1225,7 +1225,10 @@ class CardinalityPath:
     def plot(self, ax: Any = None, *, label: str | None = "k-sparse component") -> Any:
         """Variance against ``k``, with a band up to the certified bound.
 
-        The best ``k``-sparse variance lies in the band; needs matplotlib.
+        The y axis is the variance ``x' Sigma x`` of the unit ``k``-sparse
+        component ``x`` found for each ``k`` (not a ratio: in the units of
+        ``Sigma``); the best ``k``-sparse variance lies in the band between it
+        and the certified bound. Needs matplotlib.
 
         Parameters
         ----------
@@ -1257,7 +1260,8 @@ class CardinalityPath:
         ax.plot(ks, v, marker="o", label=label)
         ax.plot(ks, ub, linestyle="--", linewidth=1, color="0.4")
         ax.set_xlabel("number of nonzero loadings k")
-        ax.set_ylabel("explained variance")
+        ax.set_ylabel("variance x' Sigma x of the k-sparse component")
+        ax.set_title("Best k-sparse variance found, and its certified upper bound")
         ax.legend()
         return ax
 

@@ -13,7 +13,14 @@ after its last line of code, e.g.::
 must print exactly those lines (without the ``# ``). Blocks without such a
 trailing comment only have to run without error. A block preceded by the line
 ``<!-- readme-test: compile only (reason) -->`` (invisible on the rendered
-page) needs what CI does not have, e.g. a cluster; it is only compiled.
+page) needs what CI does not have, e.g. a cluster; it is only compiled. A
+``text`` block preceded by ``<!-- readme-test: stdout of `spca ARGS` -->`` is
+what the command ``spca ARGS`` prints on stdout: the test runs it
+(``spca.cli.main``) and compares.
+
+No commit hash appears in user-facing prose: README.md, the documentation
+pages and gallery, and the package's docstrings (the history is in
+CHANGELOG.md; where a measurement comes from is data, in docs/_data/).
 
 docs/user_guide: the ``.. code-block:: python`` blocks run in the order of
 the guide's table of contents, in one namespace (their output is not shown in
@@ -27,12 +34,15 @@ not the last bits of floating-point arithmetic.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import doctest
 import importlib
+import importlib.util
 import io
 import pkgutil
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -153,6 +163,61 @@ def test_readme_examples():
         if want is not None:
             assert checker.check_output(want, got, FLAGS), (
                 f"README.md, block at line {lineno}: expected\n{want}\ngot\n{got}")
+
+
+COMMAND_OUTPUT = re.compile(
+    r"^<!-- readme-test: stdout of `spca ([^`]+)` -->\n```text\n(.*?)^```", re.S | re.M)
+
+
+def test_readme_command_output():
+    blocks = COMMAND_OUTPUT.findall(README.read_text(encoding="utf-8"))
+    assert blocks, "README.md shows no command output that is checked"
+    from spca import cli
+
+    for args, want in blocks:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            status = cli.main(shlex.split(args))
+        assert status == 0, f"spca {args} exited with {status}"
+        assert Checker().check_output(want, out.getvalue(), FLAGS), (
+            f"README.md shows for `spca {args}`:\n{want}\nthe command prints:\n"
+            f"{out.getvalue()}")
+
+
+# 7 to 40 hexadecimal digits with at least one letter and one digit, as a whole word
+_HASH = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
+
+
+def _user_facing_texts() -> list[tuple[str, str]]:
+    root = README.parent
+    texts = [("README.md", README.read_text(encoding="utf-8"))]
+    docs = root / "docs"
+    for path in sorted([*docs.glob("*.rst"), *docs.glob("user_guide/*.rst"),
+                        *docs.glob("examples/*.py"), *docs.glob("examples/*.txt")]):
+        texts.append((str(path.relative_to(root)), path.read_text(encoding="utf-8")))
+    for name in _module_names():
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                 ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc:
+                    texts.append((f"{name} docstring of {getattr(node, 'name', name)}", doc))
+    return texts
+
+
+def test_no_commit_hash_in_user_facing_prose():
+    found = [(where, m.group()) for where, text in _user_facing_texts()
+             for m in _HASH.finditer(text)]
+    assert not found, f"commit hashes in user-facing prose (move them to CHANGELOG.md): {found}"
+
+
+def test_hash_pattern():
+    assert _HASH.findall("at commit 6b222e8 and 78d12a0, not 1234567 or deadbeef") == [
+        "6b222e8", "78d12a0"]
 
 
 @pytest.mark.parametrize(("want", "got", "ok"), [

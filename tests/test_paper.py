@@ -227,6 +227,40 @@ def test_claims_on_the_papers_corpus_get_a_verdict(harness):
     assert slow[reduction].startswith("differs")  # 21x
 
 
+def test_figure2_says_which_words_it_leaves_out(harness, tmp_path):
+    pytest.importorskip("matplotlib")
+    from harness.common import pyplot
+
+    plt = pyplot()
+    captured = []
+    close = plt.close
+    c = _corpus("nytsample", 100, 50, per_component=0.01, reduced=10)
+    c["variance"] = np.concatenate([c["variance"][:47], np.zeros(3)])
+    results = {"corpora": [c]}
+    try:
+        plt.close = lambda fig: captured.append(fig)  # keep the figure to inspect it
+        names = harness.figure2.plot(results, argparse.Namespace(), tmp_path, plt)
+    finally:
+        plt.close = close
+    assert names == ["figure2_word_variances.png"]
+    assert (tmp_path / names[0]).is_file()
+    ax = captured[0].axes[0]
+    assert ax.get_yscale() == "log"
+    assert ax.lines[0].get_ydata().size == 47
+    notes = [t.get_text() for t in ax.texts]
+    assert any(t.startswith("3 words of variance 0") and "not shown" in t for t in notes), notes
+    close(captured[0])
+    # no zero variance, no note
+    c["variance"] = c["variance"][:47]
+    try:
+        plt.close = lambda fig: captured.append(fig)
+        harness.figure2.plot(results, argparse.Namespace(), tmp_path, plt)
+    finally:
+        plt.close = close
+    assert len(captured[1].axes[0].texts) == 0
+    close(captured[1])
+
+
 def test_point_labels_avoid_markers(harness):
     pytest.importorskip("matplotlib")
     import harness.figure1 as figure1

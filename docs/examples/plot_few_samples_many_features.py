@@ -66,5 +66,7 @@ for t in range(3):
         ax.set_title(f"{kind}, component {t + 1}")
 for ax in axes[1]:
     ax.set_xlabel("gene")
+for ax in axes[:, 0]:
+    ax.set_ylabel("loading")
 fig.tight_layout()
 plt.show()

@@ -26,8 +26,14 @@ def plot(results: dict, args: argparse.Namespace, out: Path, plt) -> list[str]:
     fig, axes = plt.subplots(1, len(corpora), figsize=(5.5 * len(corpora), 4.2), squeeze=False)
     for ax, c in zip(axes[0], corpora, strict=True):
         v = np.sort(c["variance"])[::-1]
+        n_zero = int(np.count_nonzero(v <= 0))
         v = v[v > 0]
         ax.semilogy(np.arange(1, v.size + 1), v, lw=1.2)
+        if n_zero:
+            # a log axis cannot show them: say so on the figure
+            ax.text(0.98, 0.02, f"{n_zero:,} word{'s' if n_zero > 1 else ''} of variance 0 "
+                    "(in no document) not shown: log axis", transform=ax.transAxes,
+                    ha="right", va="bottom", fontsize=7, color="0.3")
         lams = [comp["lam"] for comp in c["components"]]
         if lams:
             ax.axhline(min(lams), ls="--", color="C3", lw=0.8,
