@@ -809,34 +809,38 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     if B is B_raw:
         f = 1.0
     pool = _ksparse._Pool(B)
-    moves: list[tuple[str, _ksparse.Moves]] = []
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
     if k <= GREEDY_MAX or not seeds:
         seeds.append(("greedy", np.zeros(0, dtype=np.intp)))
+    # Every start is completed to k features first; the swap searches then
+    # run from the best completed start down (a swap search from a poor
+    # start climbs for dozens of swaps to a local optimum, 1.3 s of a 1.7 s
+    # search on pd_speech at k = 50): a start whose variance before swaps is
+    # more than SWAP_RACE below the best local optimum found so far is kept
+    # as it is.  The first start still wins ties (the relaxation's first).
+    e = np.zeros(pool.m)
+    e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
+    done: list[tuple[str, NDArray[np.intp]]] = []
     for name, S in seeds:
         if S.size < k:
             S = pool.grow(S, k)
         elif S.size > k:
             S = pool.prune(S, k)
-        if k <= SWAPS_MAX:
-            mv = pool.swaps(S)
-        else:
-            mv = _ksparse.Moves(S, pool.variance(S), 0)
-        moves.append((name, mv))
+        done.append((name, S))
+    # The truncated power method (Yuan & Zhang 2013; cheap: k columns of B
+    # per step) from the feature of largest variance is one more start.
+    done.append(("truncated power", pool.truncated_power(e, k)))
+    moves = _race(pool, k, done)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
     for other, mv in moves[1:]:
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = other, mv
-    # Two truncated-power starts (Yuan & Zhang 2013; cheap: k columns of B per
-    # step): from the feature of largest variance, and from the best
-    # component so far, each improved by swaps.
-    e = np.zeros(pool.m)
-    e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
+    # A last truncated-power start from the best component so far.
     x = np.zeros(pool.m)
     x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
-    for x0 in (e, x):
-        S = pool.truncated_power(x0, k)
+    S = pool.truncated_power(x, k)
+    if not np.array_equal(S, best.support):
         mv = pool.swaps(S) if k <= SWAPS_MAX else _ksparse.Moves(S, pool.variance(S), 0)
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = "truncated power", mv
@@ -859,6 +863,33 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     loadings[support] = v[nz]
     covers = P.size == int(np.count_nonzero(d > 0)) and solver.outside == 0
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
+
+
+# A start whose variance before swaps is more than this fraction below the
+# best local optimum found so far gets no swap search of its own.
+SWAP_RACE = 0.05
+
+
+def _race(pool: _ksparse._Pool, k: int,
+          starts: list[tuple[str, NDArray[np.intp]]]) -> list[tuple[str, _ksparse.Moves]]:
+    """Swap searches from ``starts`` (``k`` features each), best start first;
+    the moves in the order of ``starts`` (see SWAP_RACE)."""
+    values = [pool.variance(S) for _, S in starts]
+    out: list[_ksparse.Moves | None] = [None] * len(starts)
+    best = -math.inf
+    seen: dict[bytes, _ksparse.Moves] = {}
+    for i in sorted(range(len(starts)), key=lambda i: -values[i]):
+        S = starts[i][1]
+        key = np.sort(S).tobytes()
+        if key in seen:
+            out[i] = seen[key]
+        elif k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best:
+            out[i] = pool.swaps(S)
+        else:
+            out[i] = _ksparse.Moves(np.sort(S), values[i], 0)
+        seen[key] = out[i]
+        best = max(best, out[i].variance)
+    return [(name, mv) for (name, _), mv in zip(starts, out, strict=True)]
 
 
 # A pool whose largest variance is within this factor of 1 is not rescaled
