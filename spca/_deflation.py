@@ -28,6 +28,7 @@ computed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -41,6 +42,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _ksparse
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning
 from ._certificate import bound_margin
+from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
 from ._validation import (
     _as_real_dense,
@@ -368,6 +370,16 @@ class SparseComponents:
     n_features: int
 
     @property
+    def status(self) -> str | None:
+        """``"interrupted"`` or ``"time_limit"`` if either ended the search of a
+        component (its ``search.status``), else ``None``."""
+        found = {c.search.status for c in self.components if c.search is not None}
+        for status in (STATUS_INTERRUPTED, STATUS_TIME_LIMIT):
+            if status in found:
+                return status
+        return None
+
+    @property
     def n_components(self) -> int:
         """Number of components found."""
         return len(self.components)
@@ -419,10 +431,14 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 max_solves: int, lam_rtol: float, max_sweeps: int, options: dict[str, Any],
                 verbose: bool, warn_short: bool = True,
                 pca_variance: NDArray[np.float64] | None = None,
-                refit: bool = True, lazy_pca: bool = False) -> SparseComponents:
+                refit: bool = True, lazy_pca: bool = False,
+                limit: TimeLimit | None = None) -> SparseComponents:
     """The deflation loop over a covariance operator (``lazy_pca``: see
-    :func:`spca._variance._explained`)."""
+    :func:`spca._variance._explained`; ``limit``: the caller's time limit,
+    shared by every component)."""
     t0 = time.perf_counter()
+    limit = TimeLimit(None) if limit is None else limit
+    interrupted = False
     if cardinality is not None:
         _check_psd_once(cov)
     work = _DeflatedCovariance(cov)
@@ -447,9 +463,14 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 message = (f"component {t} needs cardinality={k} but after {deflation} "
                            f"deflation only {npos} feature(s) have variance left")
                 break
+            # (after Ctrl-C, the remaining components get no solve)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose)
+                             verbose=verbose, budgeted=refit,
+                             limit=TimeLimit(0.0, start=-math.inf) if interrupted else limit)
+            if interrupted or search.status == STATUS_INTERRUPTED:
+                interrupted = True
+                search = dataclasses.replace(search, status=STATUS_INTERRUPTED)
             res = search.result
             bound, origin = search.variance_upper_bound, search.origin
             if refit:
@@ -583,6 +604,7 @@ def sparse_components(
     qp_tol: float = 1e-3,
     qp_finish: bool = True,
     refit: bool = True,
+    time_limit: float | None = None,
     verbose: bool = False,
 ) -> SparseComponents:
     r"""Several sparse principal components of a covariance matrix, by deflation.
@@ -630,6 +652,13 @@ def sparse_components(
         (:attr:`DSPCAResult.loadings`, which the ``l1`` penalty shrinks
         towards equal magnitudes), with a warning when that support does not
         have ``k`` features.
+    time_limit : float, optional
+        Seconds for all the components (with a ``cardinality``): each
+        search returns by then with its best answer and bound so far (see
+        :func:`dspca_cardinality`); once it has passed, the remaining
+        components get the answer and bound that need no solve.
+        ``status`` (of each component's ``search`` and of the result) says
+        ``"time_limit"``, or ``"interrupted"`` after Ctrl-C.
     verbose : bool, default=False
         Print the progress of each search.
 
@@ -700,6 +729,7 @@ def sparse_components(
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
+    limit = TimeLimit(check_time_limit(time_limit))
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     # An operator the package formed itself is taken as is (see
@@ -713,4 +743,4 @@ def sparse_components(
                        refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                       verbose=verbose, lazy_pca=internal)
+                       verbose=verbose, lazy_pca=internal, limit=limit)

@@ -24,6 +24,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     ) from exc
 
 from ._deflation import DEFLATIONS, SparseComponents, _components, _per_component
+from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
 from ._validation import _as_real_dense, check_int, check_lam, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
@@ -84,6 +85,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Sweep cap of every DSPCA solve.
     max_solves : int, default=40
         Cap on the solves of each cardinality search.
+    time_limit : float, optional
+        Seconds for the cardinality searches of all components, counted
+        once the covariance is formed (see :func:`spca.sparse_components`):
+        the fit returns by then with the best components and bounds so far,
+        and ``status_`` says ``"time_limit"`` (or ``"interrupted"`` after
+        Ctrl-C).
     verbose : bool, default=False
         Print the progress of the searches.
 
@@ -129,6 +136,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Column means subtracted by ``transform`` (zeros if ``center=False``).
     scale_ : ndarray of shape (n_features,)
         Column scales divided by ``transform`` (ones if ``scale=False``).
+    status_ : str or None
+        ``"time_limit"`` or ``"interrupted"`` if either ended a search
+        (the components are then the best found so far), else ``None``.
     result_ : SparseComponents
         Every component's solve: ``lam``, support, objective, certified gap,
         cardinality search (lams tried, sweeps, time).
@@ -196,6 +206,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         tol: float = 1e-6,
         max_sweeps: int = 500,
         max_solves: int = 40,
+        time_limit: float | None = None,
         verbose: bool = False,
     ) -> None:
         self.n_components = n_components
@@ -208,6 +219,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.tol = tol
         self.max_sweeps = max_sweeps
         self.max_solves = max_solves
+        self.time_limit = time_limit
         self.verbose = verbose
 
     # -- fitting -------------------------------------------------------------------
@@ -231,6 +243,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_tol(self.tol)
         check_int(self.max_sweeps, "max_sweeps")
         check_int(self.max_solves, "max_solves")
+        check_time_limit(self.time_limit)
 
     def _n_requested(self, limit: int) -> tuple[int, bool]:
         """Number of components to compute and whether it was asked for explicitly."""
@@ -269,6 +282,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             lam_rtol=1e-4, max_sweeps=check_int(self.max_sweeps, "max_sweeps"),
             options=_solver_options(5, 1e-3, True), verbose=self.verbose,
             warn_short=explicit, refit=self.refit,
+            limit=TimeLimit(check_time_limit(self.time_limit)),
         )
         if result.n_components == 0:
             raise ValueError(f"no sparse component could be computed: {result.message}")
@@ -278,6 +292,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def _set_fitted(self, result: SparseComponents) -> None:
         ev = result.explained
         self.result_ = result
+        self.status_ = result.status
         self.components_ = result.loadings
         self.n_components_ = result.n_components
         self.lambdas_ = result.lambdas
