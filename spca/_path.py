@@ -456,7 +456,7 @@ class _Solver:
     def sweeps_in_time(self, size: int, limit: TimeLimit) -> int:
         """Sweeps of a solve over ``size`` features that fit in the time left
         (at the rate measured so far; one before any)."""
-        left = limit.remaining()
+        left = LIMIT_SAFETY * limit.remaining()
         if left <= 0:
             return 0
         if self._rate is None:
@@ -562,6 +562,12 @@ class _Stop(Exception):  # noqa: N818 - a signal, not an error
 # the budget counts the sweeps it made).
 SOLVE_BASE = 2.0
 SWEEP_COST = 4.0
+
+
+# Under a time limit, a solve is planned to end within this fraction of the
+# time left (the work model is rough: a one-sweep solve over all 500 features
+# of tissue_gene_expression took up to twice its modelled time).
+LIMIT_SAFETY = 0.5
 
 
 def solve_work(size: int, sweeps: int) -> float:
@@ -675,12 +681,21 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     P, B_pool = _pool_block(solver, k, [])
     soft: list[_ksparse.Cut] = []
     vectors: tuple[NDArray[np.float64], ...] = ()
-    if P.size == npos and solver.outside == 0:
+    if P.size == npos and solver.outside == 0 and not limit.expired():
         # Soft-thresholded eigensolves: cuts that need no DSPCA solve, near the
         # lam that minimises the bound, and their eigenvector as a start.
+        started = limit.elapsed() if limit.limited else 0.0
         soft, v = _soft_cuts(B_pool, k)
         vectors = (v,)
+        if limit.limited and solver._rate is None:
+            # Under a time limit, the seconds per unit of work (one eigensolve
+            # of m features is m^3) measured here place the first solve.
+            size = max(float(P.size), 1.0)
+            solver._rate = (limit.elapsed() - started) / (len(soft) * size**3)
+    started = limit.elapsed() if limit.limited else 0.0
     early = _ksparse_support(solver, k, [], None, vectors=vectors)
+    # (under a time limit: how long a k-sparse pick takes, see below)
+    pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers)
     extra += soft
     work0 = solver.work
@@ -735,7 +750,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         # minimum of the bound (the relaxation there usually has more than k
         # nonzeros: a bracket and the cut that matters in one solve); a
         # small problem (see WORK_FLOOR) is searched from the top down.
-        if soft and budget > WORK_FLOOR:
+        if soft and WORK_FLOOR < budget < math.inf:
             lam0 = min(soft, key=lambda c: c.upper_bound + c.lam * k).lam
             if lam0 < hi:
                 found = run(lam0)
@@ -854,6 +869,9 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                     f"{seed.gap:.1e} > tol={tol:g} (the k-support below does not rely on it)")
     pick = early
     stopped = status is not None
+    if results and not stopped and limit.remaining() < pick_seconds:
+        # (no time left for a pick from the relaxation's supports)
+        status, stopped = STATUS_TIME_LIMIT, True
     if results and not stopped:
         try:
             # The relaxation's supports as further starts (they win ties).
