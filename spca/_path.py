@@ -1053,12 +1053,16 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     if heuristics and k > 1 and pool.m > k:
         # From the feature whose k - 1 largest couplings are largest (a tight
         # cluster, e.g. duplicated features, that greedy selection from the
-        # largest variance can miss).
-        A = np.abs(B)
-        np.fill_diagonal(A, 0.0)
-        rows = pool.d + np.partition(A, pool.m - k + 1, axis=1)[:, pool.m - k + 1:].sum(axis=1)
+        # largest variance can miss), looked for among the CLUSTER_ROWS rows
+        # of largest d_i + (k - 1) max_j |B_ij| (the search's row maxima).
+        bound = np.where(pool.usable, pool.d + (k - 1) * f * solver._rowmax[P], -np.inf)
+        top = np.argsort(-bound, kind="stable")[:CLUSTER_ROWS]
+        A = np.abs(B[top])
+        A[np.arange(top.size), top] = 0.0
+        rows = pool.d[top] + np.partition(A, pool.m - k + 1, axis=1)[:, pool.m - k + 1:].sum(
+            axis=1)
         g = np.zeros(pool.m)
-        g[int(np.argmax(np.where(pool.usable, rows, -np.inf)))] = 1.0
+        g[int(top[np.argmax(rows)])] = 1.0
         done.append(("truncated power", pool.truncated_power(g, k)))
     for x0 in vectors:
         if x0.size == pool.m and np.any(x0):
@@ -1098,6 +1102,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
 
 
+# Rows scored exactly for the cluster start of _ksparse_support.
+CLUSTER_ROWS = 64
 # A start whose variance before swaps is more than this fraction below the
 # best local optimum found so far gets no swap search of its own.
 SWAP_RACE = 0.05
@@ -1161,8 +1167,12 @@ def _free_bounds(solver: _Solver, k: int,
 
 
 # Eigensolves of the soft-thresholded covariance that place the certificate
-# (see _soft_cuts).
-SOFT_EVALS = 6
+# (see _soft_cuts): at most SOFT_EVALS, the first at SOFT_START times the
+# largest coupling, then down by SOFT_STEP, then bisection to SOFT_RTOL.
+SOFT_EVALS = 7
+SOFT_START = 0.9
+SOFT_STEP = 0.7
+SOFT_RTOL = 0.05
 
 
 def _soft_cut(B: NDArray[np.float64], lam: float,
@@ -1215,9 +1225,13 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
 
 def _soft_cuts(B: NDArray[np.float64], k: int,
                evals: int = SOFT_EVALS) -> tuple[list[_ksparse.Cut], NDArray[np.float64]]:
-    """Cuts of the k-sparse certificate from soft-thresholded eigensolves,
-    placed by bisection in ``log(lam)`` on the sign of their slope, and the
-    eigenvector of the best one (a start for the k-sparse answer)."""
+    """Cuts of the k-sparse certificate from soft-thresholded eigensolves, and
+    the eigenvector of the best one (a start for the k-sparse answer).
+
+    From the top (``lam`` just below the largest coupling, where the blocks
+    are small and the eigensolves cheap) ``lam`` goes down by SOFT_STEP until
+    a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
+    at most ``evals`` eigensolves."""
     m = B.shape[0]
     off = np.abs(B - np.diag(np.diag(B)))
     top_off = float(off.max()) if m > 1 else 0.0
@@ -1225,9 +1239,9 @@ def _soft_cuts(B: NDArray[np.float64], k: int,
     best: tuple[float, NDArray[np.float64]] | None = None
     if not top_off > 0:
         return cuts, np.zeros(m)
-    lo, hi = 1e-3 * top_off, top_off
+    lo, hi = 0.0, top_off
+    lam = SOFT_START * top_off
     for _ in range(evals):
-        lam = math.sqrt(lo * hi)
         cut, v = _soft_cut(B, lam, k)
         cuts.append(cut)
         g = cut.upper_bound + lam * k
@@ -1237,6 +1251,12 @@ def _soft_cuts(B: NDArray[np.float64], k: int,
             hi = lam  # g increases: its minimum is at a lower lam
         else:
             lo = lam
+        if lo == 0.0:
+            lam = SOFT_STEP * lam
+        elif hi / lo - 1.0 <= SOFT_RTOL:
+            break
+        else:
+            lam = math.sqrt(lo * hi)
     assert best is not None
     return cuts, best[1]
 

@@ -73,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
                         "automatically when needed)")
     t.add_argument("--tol", type=float, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
+    t.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="seconds for the searches after the corpus passes: the topics "
+                        "and certified bounds found by then are printed, and the summary "
+                        "says the limit ended a search (default: none)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
                    default="table",
                    help="output format (default: table); table and markdown print the word "
@@ -155,6 +159,8 @@ def _summary(res: Any) -> str:
         )
     if res.message:
         lines.append(f"note: {res.message}")
+    if getattr(res, "status", None):
+        lines.append(f"status: {res.status} (the topics and bounds found so far)")
     return "\n".join(lines) + "\n"
 
 
@@ -196,7 +202,7 @@ def _topics(args: argparse.Namespace) -> int:
             source, vocab, n_components=args.components, cardinality=args.cardinality,
             deflation=args.deflation, refit=args.refit, transform=args.transform,
             normalize=args.normalize, n_candidates=args.candidates, tol=args.tol,
-            progress=progress, client=client,
+            progress=progress, client=client, time_limit=args.time_limit,
         )
     if args.format == "json":
         out = json.dumps(res.as_dict(), indent=2) + "\n"

@@ -205,3 +205,19 @@ def test_no_clock_in_the_default_path(monkeypatch):
     np.testing.assert_array_equal(a.support, b.support)
     assert a.variance_upper_bound == b.variance_upper_bound
     assert _path.SEARCH_WORK > 0
+
+
+def test_topics_time_limit_from_the_command_line(capsys):
+    import json
+
+    from spca.cli import main
+
+    assert main(["topics", "--sample", "nytimes", "--time-limit", "1e-6",
+                 "--format", "json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "time_limit"
+    assert [len(c["words"]) for c in out["components"]] == [5] * 5
+    for c in out["components"]:
+        assert 0 < c["certified_ratio"] <= 1
+    assert main(["topics", "--sample", "nytimes", "--time-limit", "0"]) != 0
+    assert "time_limit must be a number of seconds > 0, got 0.0" in capsys.readouterr().err

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._limits import TimeLimit, check_time_limit
 from .._validation import check_int
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
@@ -149,6 +150,9 @@ class Topics:
         Seconds spent in ``pass1``, ``pass2``, ``solve`` and ``total``.
     message : str
         Any warning about the components (empty if none).
+    status : str or None
+        ``"time_limit"`` or ``"interrupted"`` if either ended a search (the
+        topics are the best found so far), else ``None``.
     """
 
     topics: list[Topic]
@@ -160,6 +164,7 @@ class Topics:
     explained_variance_ratio: float
     timings: dict[str, float]
     message: str = ""
+    status: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{"components": [...], ...}``."""
@@ -174,6 +179,7 @@ class Topics:
             "explained_variance_ratio": float(self.explained_variance_ratio),
             "timings": {k: float(v) for k, v in self.timings.items()},
             "message": self.message,
+            "status": self.status,
         }
 
 
@@ -193,6 +199,7 @@ def sparse_topics(
     verbose: bool = False,
     backend: str = "local",
     client: Any = None,
+    time_limit: float | None = None,
 ) -> Topics:
     """Top sparse principal components of a bag-of-words corpus.
 
@@ -247,6 +254,10 @@ def sparse_topics(
         dataset or a cache directory readable by the workers.
     client : dask.distributed.Client, optional
         The cluster for the passes; giving it implies ``backend="dask"``.
+    time_limit : float, optional
+        Seconds for the cardinality searches of all components (the corpus
+        passes are not limited): see :func:`spca.sparse_components`;
+        ``status`` says whether the limit (or Ctrl-C) ended one.
 
     Returns
     -------
@@ -273,6 +284,7 @@ def sparse_topics(
     n_components = check_int(n_components, "n_components")
     cardinality = check_int(cardinality, "cardinality")
     n_candidates = check_int(n_candidates, "n_candidates")
+    seconds = check_time_limit(time_limit)
     t0 = time.perf_counter()
     stats = word_statistics(source, transform, normalize, progress=progress,
                             backend=backend, client=client)
@@ -287,6 +299,7 @@ def sparse_topics(
             f"({positive}), got {cardinality}"
         )
     N = min(max(n_candidates, cardinality), positive)
+    limit = TimeLimit(seconds)
     t_pass2 = t_solve = 0.0
     rounds = 0
     while True:
@@ -307,7 +320,8 @@ def sparse_topics(
             comps = sparse_components(cov, n_components,
                                       cardinality=cardinality,
                                       deflation=deflation, tol=tol, refit=refit,
-                                      verbose=verbose)
+                                      verbose=verbose,
+                                      time_limit=_left(limit))
         tc = time.perf_counter()
         t_pass2 += tb - ta
         t_solve += tc - tb
@@ -360,7 +374,16 @@ def sparse_topics(
         explained_variance_ratio=float(cum / total_var) if total_var > 0 else 0.0,
         timings={"pass1": t1 - t0, "pass2": t_pass2, "solve": t_solve, "total": t2 - t0},
         message=comps.message,
+        status=comps.status,
     )
+
+
+def _left(limit: TimeLimit) -> float | None:
+    """Seconds left of ``limit`` for the next round (``None``: no limit; a
+    passed limit leaves the answers that need no solve)."""
+    if not limit.limited:
+        return None
+    return max(limit.remaining(), 1e-9)
 
 
 def _vocabulary(source: Any, vocabulary: Any, n_words: int) -> list[str]:
