@@ -869,8 +869,9 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                     f"{seed.gap:.1e} > tol={tol:g} (the k-support below does not rely on it)")
     pick = early
     stopped = status is not None
-    if results and not stopped and limit.remaining() < pick_seconds:
-        # (no time left for a pick from the relaxation's supports)
+    if results and not stopped and limit.remaining() < 2.0 * pick_seconds:
+        # (no time left for a pick from the relaxation's supports, which can
+        # take longer than the first: pruning a large support)
         status, stopped = STATUS_TIME_LIMIT, True
     if results and not stopped:
         try:
@@ -1105,8 +1106,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
 # Rows scored exactly for the cluster start of _ksparse_support.
 CLUSTER_ROWS = 64
 # A start whose variance before swaps is more than this fraction below the
-# best local optimum found so far gets no swap search of its own.
-SWAP_RACE = 0.05
+# best local optimum found so far gets no swap search of its own (0.05 left
+# dspca_cardinality(k=40) of a 60-feature Gaussian covariance at 3.0 s, 2.8 s
+# of it in four swap searches; 0.01: 0.9 s, the same variance).
+SWAP_RACE = 0.01
 
 
 def _race(pool: _ksparse._Pool, k: int,

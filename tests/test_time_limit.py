@@ -184,11 +184,14 @@ def test_wall_clock_on_a_real_set():
     assert first.status == "time_limit" and first.n_solves == 0
     full = spca.dspca_cardinality(S, 100)
     assert full.n_solves >= 2
-    limit = t_answer + 0.5 * (full.seconds - t_answer)
+    limit = t_answer + 0.3 * (full.seconds - t_answer)
     t0 = time.perf_counter()
     res = spca.dspca_cardinality(S, 100, time_limit=limit)
     elapsed = time.perf_counter() - t0
-    assert res.status == "time_limit"
+    # (on a machine faster than during the first runs, the whole search may
+    # fit: then it made every solve of the unlimited one)
+    assert res.status == "time_limit" or (res.status is None
+                                          and res.n_solves == full.n_solves)
     assert elapsed <= 1.1 * limit + t_eig, (elapsed, limit, t_answer, t_eig)
     assert res.support.size == 100
     assert first.explained_variance <= res.variance_upper_bound <= first.variance_upper_bound
