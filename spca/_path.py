@@ -876,7 +876,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     if results and not stopped:
         try:
             # The relaxation's supports as further starts (they win ties).
-            other = _ksparse_support(solver, k, results, found, heuristics=False)
+            other = _ksparse_support(solver, k, results, found, heuristics=False,
+                                     prior=early)
             if not early.variance > other.variance * (1 + _ksparse.SWAP_RTOL):
                 pick = other
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra,
@@ -998,12 +999,14 @@ def _pool_block(solver: _Solver, k: int,
 
 def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      found: DSPCAResult | None, heuristics: bool = True,
-                     vectors: tuple[NDArray[np.float64], ...] = ()) -> _Pick:
+                     vectors: tuple[NDArray[np.float64], ...] = (),
+                     prior: _Pick | None = None) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
     by swaps; forward greedy selection and the truncated power method are
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
     is the truncated power method from each of ``vectors`` (over the pool of
-    :func:`_pool_block` without seeds)."""
+    :func:`_pool_block` without seeds); the support of a ``prior`` pick is
+    one more start (after the relaxation's)."""
     d = solver.d
     starts: list[tuple[str, NDArray[np.intp]]] = []
     if found is not None:
@@ -1017,6 +1020,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if above:
             r = min(reversed(above), key=lambda r: r.support.size)
             starts.append((f"pruned from {r.support.size}", r.support))
+    if prior is not None:
+        starts.append((prior.origin.split("+")[0], prior.support))
     P, B_raw = _pool_block(solver, k, [S for _, S in starts])
     # The moves work in units of the pool's largest variance, scaled by a
     # power of two (exact): the secular equation squares couplings, which
