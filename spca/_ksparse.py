@@ -360,13 +360,9 @@ class _Pool:
                 break
         return S, val, v
 
-    def swaps(self, S: NDArray[np.intp], first: bool = False) -> Moves:
-        """Swap search: exchange one feature of ``S`` for one outside while the
-        top eigenvalue grows (by more than SWAP_RTOL).  Each step takes the
-        best swap (``first=False``), or the best addition after the first
-        removal that has an improving one, removals tried in order of
-        increasing ``|loading|`` (``first=True``: fewer candidate moves per
-        step; both stop at a support that no swap improves)."""
+    def swaps(self, S: NDArray[np.intp]) -> Moves:
+        """Best-improvement swap search: exchange one feature of ``S`` for one
+        outside while the top eigenvalue grows (by more than SWAP_RTOL)."""
         S = np.sort(np.asarray(S, dtype=np.intp))
         cur, v = top_eig(self.B[np.ix_(S, S)])
         n_swaps = 0
@@ -375,8 +371,6 @@ class _Pool:
             floor = cur * (1.0 + SWAP_RTOL) if cur > 0 else cur + SWAP_RTOL
             if S.size > SWAP_OUT:
                 outs = np.argsort(np.abs(v), kind="stable")[:SWAP_OUT]
-            elif first:
-                outs = np.argsort(np.abs(v), kind="stable")
             else:
                 outs = np.arange(S.size)
             best_out, best_in, best_val = -1, -1, floor
@@ -385,8 +379,6 @@ class _Pool:
                 j, val = self._best_addition(R, C, best_val)
                 if j >= 0:
                     best_out, best_in, best_val = int(i), j, val
-                    if first:
-                        break
             if best_out < 0:
                 break
             T = np.sort(np.append(np.delete(S, best_out), best_in))

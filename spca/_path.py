@@ -1131,7 +1131,7 @@ def _race(pool: _ksparse._Pool, k: int,
         if key in seen:
             out[i] = seen[key]
         elif k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best:
-            out[i] = pool.swaps(S, first=True)
+            out[i] = pool.swaps(S)
         else:
             out[i] = _ksparse.Moves(np.sort(S), values[i], 0)
         seen[key] = out[i]
