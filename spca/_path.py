@@ -697,6 +697,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers)
+    guide = list(extra)  # (the cuts whose slopes place the probes: not the soft ones)
     extra += soft
     work0 = solver.work
     budget = max(SEARCH_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
@@ -880,7 +881,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                                      prior=early)
             if not early.variance > other.variance * (1 + _ksparse.SWAP_RTOL):
                 pick = other
-            bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra,
+            bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit)
         except _Stop as stop:
             status, stopped = stop.status, True
@@ -888,11 +889,11 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             status, stopped = STATUS_INTERRUPTED, True
     if stopped:
         # The best so far: the bound from the solves made, no more work.
-        bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra,
+        bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                     limit=limit, probes=False)
         message += f"; {_STOP_REASONS[status]}: the best answer and bound so far"
     elif not results:
-        bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra,
+        bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                     limit=limit, probes=not certified)
     bound = _certified(bound, k, pick.variance)
     if pick.support.size < k:
@@ -923,7 +924,7 @@ CERTIFIED_RTOL = 1e-12
 # tighten its certificate, in units of one eigvalsh of the features of
 # positive variance (see SOLVE_BASE).
 SEARCH_WORK = 12.0
-BOUND_EIGS = 8.0
+BOUND_EIGS = 16.0
 # ... but never less than this (the work of about 160 sweeps over 32
 # features, a few milliseconds): a small problem gets the whole search, and
 # reports the relaxation's support where it has k nonzeros.
@@ -1270,13 +1271,15 @@ def _soft_cuts(B: NDArray[np.float64], k: int,
 
 
 def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
-             first: int, free: float, extra: list[_ksparse.Cut], *,
-             limit: TimeLimit | None = None, probes: bool = True) -> tuple[float, float]:
+             first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
+             *, limit: TimeLimit | None = None, probes: bool = True) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
     eigvalsh), and the bounds ``free`` that need no solve: ``(bound, lam)``
-    (``lam`` is ``nan`` for a bound without a solve).  The trials from
+    (``lam`` is ``nan`` for a bound without a solve); ``extra`` are cuts
+    without a solve, of which ``guide`` also place the probes (a
+    soft-thresholded cut's slope is not that of ``phi``).  The trials from
     ``first`` on are this search's.  Raises :class:`_Stop` when ``limit``
     leaves no time for a probe (the bound so far is then recomputed without
     probes)."""
@@ -1300,7 +1303,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     for _ in range(BOUND_SOLVES if probes else 0):
         if _work(solver.trials[start:]) > budget:
             break
-        lam = _ksparse.next_probe(cuts() + extra, k, low, ceil, BOUND_RTOL)
+        lam = _ksparse.next_probe(cuts() + guide, k, low, ceil, BOUND_RTOL)
         if lam is None or lam >= ceil:
             # (at lam >= max Sigma_ii every feature is eliminated: phi = 0 and
             # the cut lam k is no better than the largest variance)
