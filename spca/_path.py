@@ -309,6 +309,9 @@ class _Solver:
         self.work = 0.0
         self._rate: float | None = None
         self._plan: tuple[float, NDArray[np.intp], NDArray[np.intp] | None, int] | None = None
+        # (cached block, pool, its dense block) of the last pool formed
+        self._pool: tuple[NDArray[np.float64], NDArray[np.intp],
+                          NDArray[np.float64]] | None = None
         # Features of the full problem that the operator leaves out have
         # variance at most this (see spca.text.sparse_topics): a solve at a
         # lower lam is a bound of the block only.
@@ -678,9 +681,9 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     # answer, within SEARCH_WORK (and BOUND_EIGS) eigvalsh of work.
     if not solver._idx.size:
         solver._ensure_block(hi, np.flatnonzero(d > hi).astype(np.intp))
-    P, B_pool = _pool_block(solver, k, [])
     soft: list[_ksparse.Cut] = []
     vectors: tuple[NDArray[np.float64], ...] = ()
+    P, B_pool = _pool_block(solver, k, []) if solver.outside == 0 else (d[:0], None)
     if P.size == npos and solver.outside == 0 and not limit.expired():
         # Soft-thresholded eigensolves: cuts that need no DSPCA solve, near the
         # lam that minimises the bound, and their eigenvector as a start.
@@ -986,12 +989,19 @@ def _pool_block(solver: _Solver, k: int,
     cov, d = solver.cov, solver.d
     P = solver._idx[d[solver._idx] > 0]
     inside = all(np.isin(S, P).all() for S in seeds)
+    cached = solver._pool
+    if (P.size >= k and inside and cached is not None and cached[0] is solver._block
+            and np.array_equal(cached[1], P)):
+        return cached[1], cached[2]  # (the picks of one search share it)
     if P.size >= k and inside:
         B = solver._sub(P)
         if B is solver._block and np.array_equal(np.diag(B), d[P]):
             return P, B  # read only
         if B is solver._block:
             B = B.copy()
+        B[np.diag_indices(P.size)] = d[P]
+        solver._pool = (solver._block, P, B)
+        return P, B
     else:
         pos = np.flatnonzero(d > 0)
         top = pos[np.argsort(-d[pos], kind="stable")[:max(2 * k, k + 8)]]
