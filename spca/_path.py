@@ -105,9 +105,10 @@ class CardinalityResult:
         How ``support`` was obtained: ``"relaxation"`` (the DSPCA support at
         ``lam``), ``"grown from m"`` / ``"pruned from m"`` (the relaxation's
         path jumps over ``k``: the support of ``m`` nonzeros next to ``k``
-        was completed greedily / pruned), or ``"greedy"`` (forward greedy
-        selection did better than both); ``"+s swaps"`` when a local search
-        then exchanged features ``s`` times.
+        was completed greedily / pruned), ``"greedy"`` (forward greedy
+        selection did better than both) or ``"truncated power"``;
+        ``"+s swaps"`` when a local search then exchanged features ``s``
+        times.
     variance_upper_bound : float
         Certified upper bound on ``max x' Sigma x`` over unit ``x`` with at
         most ``k`` nonzeros (see Notes of :func:`dspca_cardinality`),
@@ -1454,6 +1455,21 @@ def dspca_cardinality(
 
     Notes
     -----
+    *Answer first.* Before any DSPCA solve, forward greedy selection
+    (``k <= 64``) and the truncated power method (from the feature of
+    largest variance, from the rows with the largest ``k - 1`` couplings and
+    from the leading eigenvector of the soft-thresholded covariance),
+    improved by swaps, give an answer; eigensolves of the soft-thresholded
+    covariance (``Sigma_ij`` shrunk towards 0 by ``lam``, diagonal
+    ``Sigma_ii - lam``: ``lambda_max`` bounds ``phi(lam)``) give cuts of the
+    certificate without a solve and place the first solve near the minimum
+    of the bound.  If the answer meets a bound that needs no solve, the
+    search makes none.  The search's solves, and the certificate's, then
+    stop at a work budget counted in eigensolves of the covariance
+    (``SEARCH_WORK``, ``BOUND_EIGS``; small problems get at least
+    ``WORK_FLOOR``), never at a time, so the same input gives the same
+    answer; ``message`` says when the budget ended the search.
+
     *Exactly k.* When a solve has ``k`` nonzeros its support is the start
     (``origin="relaxation"``). When the relaxation's cardinality jumps over
     ``k`` (from ``c_hi < k`` to ``c_lo > k`` within ``lam_rtol``, or
