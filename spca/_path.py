@@ -689,7 +689,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         # Soft-thresholded eigensolves: cuts that need no DSPCA solve, near the
         # lam that minimises the bound, and their eigenvector as a start.
         started = limit.elapsed() if limit.limited else 0.0
-        soft, v = _soft_cuts(B_pool, k)
+        soft, v = _soft_cuts(B_pool, k, limit=limit)
         vectors = (v,)
         if limit.limited and solver._rate is None:
             # Under a time limit, the seconds per unit of work (one eigensolve
@@ -697,7 +697,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             size = max(float(P.size), 1.0)
             solver._rate = (limit.elapsed() - started) / (len(soft) * size**3)
     started = limit.elapsed() if limit.limited else 0.0
-    early = _ksparse_support(solver, k, [], None, vectors=vectors)
+    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit)
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers)
@@ -1015,7 +1015,7 @@ def _pool_block(solver: _Solver, k: int,
 def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      found: DSPCAResult | None, heuristics: bool = True,
                      vectors: tuple[NDArray[np.float64], ...] = (),
-                     prior: _Pick | None = None) -> _Pick:
+                     prior: _Pick | None = None, limit: TimeLimit | None = None) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
     by swaps; forward greedy selection and the truncated power method are
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
@@ -1084,13 +1084,15 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
             axis=1)
         n_starts = CLUSTER_STARTS if solver.outside == 0 else 1
         for i in top[np.argsort(-rows, kind="stable")[:n_starts]]:
+            if limit is not None and limit.expired() and done[-1][0] == "truncated power":
+                break  # (one cluster start once the time limit has passed)
             g = np.zeros(pool.m)
             g[int(i)] = 1.0
             done.append(("truncated power", pool.truncated_power(g, k)))
     for x0 in vectors:
         if x0.size == pool.m and np.any(x0):
             done.append(("truncated power", pool.truncated_power(x0, k)))
-    moves = _race(pool, k, done)
+    moves = _race(pool, k, done, limit)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
     for other, mv in moves[1:]:
@@ -1100,7 +1102,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     x = np.zeros(pool.m)
     x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
     S = pool.truncated_power(x, k)
-    if not np.array_equal(S, best.support):
+    if not np.array_equal(S, best.support) and (limit is None or not limit.expired()):
         mv = pool.swaps(S) if k <= SWAPS_MAX else _ksparse.Moves(S, pool.variance(S), 0)
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = "truncated power", mv
@@ -1142,10 +1144,11 @@ CLUSTER_STARTS = 32
 SWAP_RACE = 0.01
 
 
-def _race(pool: _ksparse._Pool, k: int,
-          starts: list[tuple[str, NDArray[np.intp]]]) -> list[tuple[str, _ksparse.Moves]]:
+def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]]],
+          limit: TimeLimit | None = None) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
-    the moves in the order of ``starts`` (see SWAP_RACE)."""
+    the moves in the order of ``starts`` (see SWAP_RACE; after the best
+    start, none once ``limit`` has passed)."""
     values = [pool.variance(S) for _, S in starts]
     out: list[_ksparse.Moves | None] = [None] * len(starts)
     best = -math.inf
@@ -1155,7 +1158,8 @@ def _race(pool: _ksparse._Pool, k: int,
         key = np.sort(S).tobytes()
         if key in seen:
             out[i] = seen[key]
-        elif k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best:
+        elif (k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best
+              and (best == -math.inf or limit is None or not limit.expired())):
             out[i] = pool.swaps(S)
         else:
             out[i] = _ksparse.Moves(np.sort(S), values[i], 0)
@@ -1256,15 +1260,16 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     return _ksparse.Cut(lam, top, l1), v
 
 
-def _soft_cuts(B: NDArray[np.float64], k: int,
-               evals: int = SOFT_EVALS) -> tuple[list[_ksparse.Cut], NDArray[np.float64]]:
+def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
+               limit: TimeLimit | None = None) -> tuple[list[_ksparse.Cut],
+                                                      NDArray[np.float64]]:
     """Cuts of the k-sparse certificate from soft-thresholded eigensolves, and
     the eigenvector of the best one (a start for the k-sparse answer).
 
     From the top (``lam`` just below the largest coupling, where the blocks
     are small and the eigensolves cheap) ``lam`` goes down by SOFT_STEP until
     a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
-    at most ``evals`` eigensolves."""
+    at most ``evals`` eigensolves (one once ``limit`` has passed)."""
     m = B.shape[0]
     off = np.abs(B - np.diag(np.diag(B)))
     top_off = float(off.max()) if m > 1 else 0.0
@@ -1284,6 +1289,8 @@ def _soft_cuts(B: NDArray[np.float64], k: int,
             hi = lam  # g increases: its minimum is at a lower lam
         else:
             lo = lam
+        if limit is not None and limit.expired():
+            break
         if lo == 0.0:
             lam = SOFT_STEP * lam
         elif hi / lo - 1.0 <= SOFT_RTOL:
