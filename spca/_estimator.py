@@ -30,6 +30,7 @@ from ._deflation import (
     _per_component,
     _proof_options,
 )
+from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
 from ._validation import _as_real_dense, check_int, check_lam, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
@@ -90,12 +91,18 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Sweep cap of every DSPCA solve.
     max_solves : int, default=40
         Cap on the solves of each cardinality search.
-    optimality_gap, time_limit : float, optional
+    optimality_gap : float, optional
         Prove each component's support optimal (for its deflated covariance)
-        to this relative gap, within ``time_limit`` seconds per component
-        (default 60), by branch and bound (see :func:`spca.dspca_cardinality`);
-        ``result_.components[t].search.status`` says how each search ended.
-        Not with ``lam``.
+        to this relative gap by branch and bound (see
+        :func:`spca.dspca_cardinality`), within ``time_limit``, or 60 s per
+        component without one; ``result_.components[t].search.status`` says
+        how each search ended. Not with ``lam``.
+    time_limit : float, optional
+        Seconds for the cardinality searches of all components, counted
+        once the covariance is formed (see :func:`spca.sparse_components`):
+        the fit returns by then with the best components and bounds so far,
+        and ``status_`` says ``"time_limit"`` (or ``"interrupted"`` after
+        Ctrl-C).
     verbose : bool, default=False
         Print the progress of the searches.
 
@@ -141,6 +148,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Column means subtracted by ``transform`` (zeros if ``center=False``).
     scale_ : ndarray of shape (n_features,)
         Column scales divided by ``transform`` (ones if ``scale=False``).
+    status_ : str or None
+        ``"time_limit"`` or ``"interrupted"`` if either ended a search
+        (the components are then the best found so far), else ``None``.
     result_ : SparseComponents
         Every component's solve: ``lam``, support, objective, certified gap,
         cardinality search (lams tried, sweeps, time).
@@ -249,6 +259,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_int(self.max_solves, "max_solves")
         _proof_options(self.optimality_gap, self.time_limit,
                        None if self.lam is not None else 1)
+        check_time_limit(self.time_limit)
 
     def _n_requested(self, limit: int) -> tuple[int, bool]:
         """Number of components to compute and whether it was asked for explicitly."""
@@ -288,6 +299,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             options=_solver_options(5, 1e-3, True), verbose=self.verbose,
             warn_short=explicit, refit=self.refit,
             proof=_proof_options(self.optimality_gap, self.time_limit, cards),
+            limit=TimeLimit(check_time_limit(self.time_limit)),
         )
         if result.n_components == 0:
             raise ValueError(f"no sparse component could be computed: {result.message}")
@@ -297,6 +309,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def _set_fitted(self, result: SparseComponents) -> None:
         ev = result.explained
         self.result_ = result
+        self.status_ = result.status
         self.components_ = result.loadings
         self.n_components_ = result.n_components
         self.lambdas_ = result.lambdas

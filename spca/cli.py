@@ -50,6 +50,16 @@ def _tol(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seconds(text: str) -> float:
+    """argparse type of ``--time-limit``: seconds > 0, as ``check_time_limit`` accepts."""
+    from ._limits import check_time_limit
+
+    try:
+        return check_time_limit(float(text))
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spca",
@@ -103,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
                         "--format json) says")
     t.add_argument("--tol", type=_tol, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
+    t.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
+                   help="seconds for the searches after the corpus passes: the topics "
+                        "and certified bounds found by then are printed, and the summary "
+                        "says the limit ended a search (default: none)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
                    default="table",
                    help="output format (default: table); table and markdown print the word "
@@ -190,6 +204,8 @@ def _summary(res: Any) -> str:
         )
     if res.message:
         lines.append(f"note: {res.message}")
+    if getattr(res, "status", None):
+        lines.append(f"status: {res.status} (the topics and bounds found so far)")
     return "\n".join(lines) + "\n"
 
 
@@ -251,7 +267,7 @@ def _topics(args: argparse.Namespace) -> int:
             deflation=args.deflation, refit=args.refit, transform=args.transform,
             normalize=args.normalize, n_candidates=args.candidates,
             max_candidates=args.max_candidates, tol=args.tol,
-            progress=progress, client=client,
+            progress=progress, client=client, time_limit=args.time_limit,
         )
     if note:  # with the result it explains (not before an error)
         print(note, file=sys.stderr)

@@ -217,7 +217,8 @@ def test_bad_sigma():
 def scripted(card_of_lam, n: int = 12):
     """A _Solver.solve replacement whose cardinality is card_of_lam(lam)."""
 
-    def solve(self, lam, tol, max_sweeps=None, role="search"):
+    def solve(self, lam, tol, max_sweeps=None, role="search", give_up=False, limit=None,
+              refine=None):
         c = card_of_lam(lam)
         x = np.zeros(n)
         x[:c] = 1.0 / np.sqrt(c) if c else 0.0

@@ -29,17 +29,17 @@ PROBE_SHARE = 0.3
 
 def check_proof_options(optimality_gap: Any, time_limit: Any) -> tuple[float | None,
                                                                        float | None]:
-    """Validate the two options of the search: ``(gap, seconds)``; both ``None``
-    when no proof is asked for (``time_limit`` alone is an error)."""
+    """Validate the two options of a k-sparse search: ``(gap, seconds)``.
+
+    ``gap`` is ``None`` when no proof is asked for; ``seconds`` is the
+    caller's ``time_limit`` (``None``: no limit), or ``DEFAULT_TIME_LIMIT``
+    for a proof asked for without one.  ``time_limit`` alone limits the
+    heuristic search (and the relaxation's solves)."""
     gap = _limits.check_optimality_gap(optimality_gap)
     seconds = _limits.check_time_limit(time_limit)
-    if gap is None:
-        if seconds is not None:
-            raise ValueError(
-                f"time_limit={time_limit!r} limits the branch and bound, which runs only "
-                f"when optimality_gap is given (e.g. optimality_gap=1e-4)")
-        return None, None
-    return gap, DEFAULT_TIME_LIMIT if seconds is None else seconds
+    if gap is not None and seconds is None:
+        seconds = DEFAULT_TIME_LIMIT
+    return gap, seconds
 
 
 def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLimit) -> float:

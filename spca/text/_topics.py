@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._limits import TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
@@ -150,6 +151,9 @@ class Topics:
         Seconds spent in ``pass1``, ``pass2``, ``solve`` and ``total``.
     message : str
         Any warning about the components (empty if none).
+    status : str or None
+        ``"time_limit"`` or ``"interrupted"`` if either ended a search (the
+        topics are the best found so far), else ``None``.
     """
 
     topics: list[Topic]
@@ -161,6 +165,7 @@ class Topics:
     explained_variance_ratio: float
     timings: dict[str, float]
     message: str = ""
+    status: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{"components": [...], ...}``."""
@@ -175,6 +180,7 @@ class Topics:
             "explained_variance_ratio": float(self.explained_variance_ratio),
             "timings": {k: float(v) for k, v in self.timings.items()},
             "message": self.message,
+            "status": self.status,
         }
 
 
@@ -195,6 +201,7 @@ def sparse_topics(
     verbose: bool = False,
     backend: str = "local",
     client: Any = None,
+    time_limit: float | None = None,
 ) -> Topics:
     """Top sparse principal components of a bag-of-words corpus.
 
@@ -258,6 +265,10 @@ def sparse_topics(
         dataset or a cache directory readable by the workers.
     client : dask.distributed.Client, optional
         The cluster for the passes; giving it implies ``backend="dask"``.
+    time_limit : float, optional
+        Seconds for the cardinality searches of all components (the corpus
+        passes are not limited): see :func:`spca.sparse_components`;
+        ``status`` says whether the limit (or Ctrl-C) ended one.
 
     Returns
     -------
@@ -289,6 +300,7 @@ def sparse_topics(
         raise ValueError(
             f"max_candidates must be >= cardinality ({cardinality}), got {max_candidates}"
         )
+    seconds = check_time_limit(time_limit)
     t0 = time.perf_counter()
     stats = word_statistics(source, transform, normalize, progress=progress,
                             backend=backend, client=client)
@@ -304,6 +316,7 @@ def sparse_topics(
             f"({positive}), got {cardinality}"
         )
     N = min(max(n_candidates, cardinality), positive, max_candidates)
+    limit = TimeLimit(seconds)
     t_pass2 = t_solve = 0.0
     rounds = 0
     capped = ""
@@ -331,7 +344,8 @@ def sparse_topics(
             comps = sparse_components(cov, n_components,
                                       cardinality=cardinality,
                                       deflation=deflation, tol=tol, refit=refit,
-                                      verbose=verbose)
+                                      verbose=verbose,
+                                      time_limit=_left(limit))
         tc = time.perf_counter()
         t_pass2 += tb - ta
         t_solve += tc - tb
@@ -400,6 +414,7 @@ def sparse_topics(
         explained_variance_ratio=float(cum / total_var) if total_var > 0 else 0.0,
         timings={"pass1": t1 - t0, "pass2": t_pass2, "solve": t_solve, "total": t2 - t0},
         message="; ".join(m for m in (capped, comps.message) if m),
+        status=comps.status,
     )
 
 
@@ -425,6 +440,14 @@ def _check_variance_scale(var: NDArray) -> None:
 def _gib(n_words: int) -> str:
     """Size of an ``n_words`` x ``n_words`` float64 matrix in GiB, for messages."""
     return f"{8 * n_words**2 / 2**30:.2g}"
+
+
+def _left(limit: TimeLimit) -> float | None:
+    """Seconds left of ``limit`` for the next round (``None``: no limit; a
+    passed limit leaves the answers that need no solve)."""
+    if not limit.limited:
+        return None
+    return max(limit.remaining(), 1e-9)
 
 
 def _vocabulary(source: Any, vocabulary: Any, n_words: int) -> list[str]:

