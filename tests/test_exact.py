@@ -279,9 +279,12 @@ def test_bad_time_limit(value, exc, match):
         dspca_cardinality(np.eye(3), 1, optimality_gap=1e-3, time_limit=value)
 
 
-def test_time_limit_without_gap_is_an_error():
-    with pytest.raises(ValueError, match="time_limit=5.0 limits the branch and bound"):
-        dspca_cardinality(np.eye(3), 1, time_limit=5.0)
+def test_time_limit_without_gap_limits_the_default_search():
+    # no proof is asked for: the heuristic search runs within the limit, and
+    # the result says no proof was made (no nodes, no "optimal" status)
+    res = dspca_cardinality(np.eye(3), 1, time_limit=5.0)
+    assert res.status is None and res.n_nodes == 0
+    assert res.cardinality == 1 and res.explained_variance == pytest.approx(1.0)
 
 
 def test_input_not_modified():
