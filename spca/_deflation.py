@@ -43,7 +43,14 @@ from . import _ksparse
 from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning
 from ._certificate import bound_margin
 from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
-from ._path import CardinalityResult, _check_psd_once, _search, _Solver, _solver_options
+from ._path import (
+    CardinalityResult,
+    _check_psd_once,
+    _search,
+    _Solver,
+    _solver_options,
+    dspca_cardinality,
+)
 from ._validation import (
     _as_real_dense,
     check_bool,
@@ -480,7 +487,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 # branch and bound hook (spca.cardinality)
                 search = prove(search, work, proof,
                                limit if limit.limited else TimeLimit(DEFAULT_TIME_LIMIT),
-                               verbose)
+                               verbose, search=dspca_cardinality)
                 interrupted = search.status == STATUS_INTERRUPTED
             res = search.result
             bound, origin = search.variance_upper_bound, search.origin

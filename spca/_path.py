@@ -1634,7 +1634,7 @@ def dspca_cardinality(
     if optimality_gap is not None and res.status not in (STATUS_TIME_LIMIT,
                                                          STATUS_INTERRUPTED):
         # the proof goes on from the answer, within the time left
-        res = prove(res, cov, optimality_gap, limit, verbose)
+        res = prove(res, cov, optimality_gap, limit, verbose, search=dspca_cardinality)
     return res
 
 

@@ -190,6 +190,8 @@ def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> None:
     fails are the eigenvalues computed, for the message.
     """
     n = B.shape[0]
+    if n == 0:
+        return  # (an empty block, e.g. no feature above a lam: nothing to check)
     scale = max(float(np.abs(B).max()), np.finfo(float).tiny)
     shift = _psd_shift(scale, n)
     _, info = sla.lapack.dpotrf(B + shift * np.eye(n), lower=True, clean=False)

@@ -380,3 +380,15 @@ def test_solver_restricted_to_relevant_blocks_matches_full_solves(seed, storage,
     np.testing.assert_array_equal(got.support, plain.support)
     assert got.lam == pytest.approx(plain.lam, rel=1e-3)
     np.testing.assert_array_equal(got.result.kept, np.flatnonzero(d > got.lam))
+
+
+def test_path_from_k_equal_one():
+    # k = 1 searches above the largest variance, where no feature survives:
+    # the empty block there is not a PSD check's business (the paper harness
+    # failed on it with "zero-size array to reduction operation maximum")
+    from spca.datasets import load_pitprops
+
+    R = load_pitprops().correlation
+    path = spca.cardinality_path(R, [1, 2])
+    assert path.variances[0] == pytest.approx(R.diagonal().max())
+    assert [r.cardinality for r in path.results] == [1, 2]

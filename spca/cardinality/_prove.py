@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,18 +43,18 @@ def check_proof_options(optimality_gap: Any, time_limit: Any) -> tuple[float | N
     return gap, seconds
 
 
-def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLimit) -> float:
+def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLimit,
+                 search: Callable[..., Any]) -> float:
     """A certified bound on the best ``j``-sparse variance, pushed below
     ``target`` if it can be: the certificate of :func:`spca.dspca_cardinality`
     at ``j``, else a branch and bound at ``j`` (to the gap PROBE_GAP, probed
-    with the bound at ``j - 1``, recursively)."""
-    from .._path import dspca_cardinality
-
-    res = dspca_cardinality(Sigma, j)
+    with the bound at ``j - 1``, recursively).  ``search`` is
+    :func:`spca.dspca_cardinality` (passed in: spca._path imports this module)."""
+    res = search(Sigma, j)
     ub = res.variance_upper_bound
     if ub < target * (1.0 - PROBE_MARGIN) or j == 1 or limit.expired():
         return ub
-    beta = _bound_below(Sigma, j - 1, res.explained_variance, limit)
+    beta = _bound_below(Sigma, j - 1, res.explained_variance, limit, search)
     out = branch_and_bound(Sigma, j, optimality_gap=PROBE_GAP, time_limit=limit,
                            start=res.support, start_bound=ub, lam0=res.bound_lam, below=beta)
     if out.status == _limits.STATUS_INTERRUPTED:
@@ -62,11 +63,12 @@ def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLi
 
 
 def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits.TimeLimit,
-          verbose: bool = False) -> Any:
+          verbose: bool = False, *, search: Callable[..., Any]) -> Any:
     """Search from ``res`` (a :class:`spca.CardinalityResult` of the default
     path) until the relative gap is at most ``optimality_gap`` or the time
     limit expires; return ``res`` with the best support, its loadings and
-    variance, the certified bound, ``status`` and ``n_nodes``."""
+    variance, the certified bound, ``status`` and ``n_nodes``.  ``search`` is
+    :func:`spca.dspca_cardinality`, for the certificates of the probing."""
     limit = _limits.TimeLimit.coerce(time_limit)
     k = res.k
     Sigma = cov.block(np.arange(cov.n, dtype=np.intp))
@@ -77,7 +79,7 @@ def prove(res: Any, cov: Any, optimality_gap: float, time_limit: float | _limits
         # drop the features whose rows cannot lift it to the incumbent
         try:
             beta = _bound_below(Sigma, k - 1, res.explained_variance,
-                                limit.child(PROBE_SHARE))
+                                limit.child(PROBE_SHARE), search)
         except KeyboardInterrupt:
             return dataclasses.replace(
                 res, status=_limits.STATUS_INTERRUPTED, n_nodes=0,
