@@ -289,11 +289,15 @@ def test_ctrl_c_while_workers_start_is_one_line(tmp_path, delay, launcher):
     try:
         time.sleep(delay)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
-    if proc.returncode == 0:  # finished before the signal: nothing to check
-        pytest.skip(f"the command ended within {delay} s")
+    # Finished before the signal (or had printed its topics, the last thing it
+    # does, and the signal came while the interpreter exited: then it dies by
+    # SIGINT with nothing on stderr, measured at 2.8 s of a 2.9 s run):
+    # nothing to check.
+    if proc.returncode == 0 or (out and not err and proc.returncode == -signal.SIGINT):
+        pytest.skip(f"the command had printed its topics within {delay} s")
     assert (proc.returncode, err) == (130, "spca: interrupted\n")
     deadline = time.monotonic() + 30  # and no worker process is left behind
     while True:
