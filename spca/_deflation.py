@@ -28,7 +28,6 @@ computed.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 import warnings
@@ -45,10 +44,13 @@ from ._certificate import bound_margin
 from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from ._path import (
     CardinalityResult,
+    _after,
     _check_psd_once,
+    _next_limit,
     _search,
     _Solver,
     _solver_options,
+    _warn_unfinished,
     dspca_cardinality,
 )
 from ._validation import (
@@ -474,14 +476,11 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 message = (f"component {t} needs cardinality={k} but after {deflation} "
                            f"deflation only {npos} feature(s) have variance left")
                 break
-            # (after Ctrl-C, the remaining components get no solve)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                              verbose=verbose, budgeted=refit,
-                             limit=TimeLimit(0.0, start=-math.inf) if interrupted else limit)
-            if interrupted or search.status == STATUS_INTERRUPTED:
-                interrupted = True
-                search = dataclasses.replace(search, status=STATUS_INTERRUPTED)
+                             limit=_next_limit(limit, interrupted))
+            search, interrupted = _after(search, interrupted)
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
                 # branch and bound hook (spca.cardinality)
@@ -552,6 +551,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             "answer, which is certified only up to that gap; increase max_sweeps",
             ConvergenceWarning, stacklevel=3,
         )
+    _warn_unfinished([(f"component {c.index}", c.search) for c in comps
+                      if c.search is not None], proof, stacklevel=4)
     if message and warn_short:
         warnings.warn(
             f"only {len(comps)} of n_components={n_components} sparse components could be "

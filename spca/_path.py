@@ -41,7 +41,13 @@ from ._bca import (
     _dspca_bca_checked,
 )
 from ._certificate import bound_margin, lambda_max_upper
-from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
+from ._limits import (
+    STATUS_INTERRUPTED,
+    STATUS_OPTIMAL,
+    STATUS_TIME_LIMIT,
+    TimeLimit,
+    check_time_limit,
+)
 from ._validation import check_bool, check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
 from .cardinality._prove import check_proof_options, prove
@@ -1635,7 +1641,42 @@ def dspca_cardinality(
                                                          STATUS_INTERRUPTED):
         # the proof goes on from the answer, within the time left
         res = prove(res, cov, optimality_gap, limit, verbose, search=dspca_cardinality)
+    _warn_unfinished([("the search", res)], optimality_gap, stacklevel=3)
     return res
+
+
+def _next_limit(limit: TimeLimit, interrupted: bool) -> TimeLimit:
+    """The time limit of the next search of a sequence (the cardinalities of a
+    path, the components of a deflation): after Ctrl-C, one already passed,
+    so that the remaining searches get the answer that needs no solve."""
+    return TimeLimit(0.0, start=-math.inf) if interrupted else limit
+
+
+def _after(res: CardinalityResult, interrupted: bool) -> tuple[CardinalityResult, bool]:
+    """``res`` marked interrupted when it or an earlier search of its sequence
+    was, and whether the sequence is interrupted from here on."""
+    if interrupted or res.status == STATUS_INTERRUPTED:
+        return dataclasses.replace(res, status=STATUS_INTERRUPTED), True
+    return res, False
+
+
+def _warn_unfinished(results: list[tuple[str, CardinalityResult]],
+                     optimality_gap: float | None, stacklevel: int) -> None:
+    """A ConvergenceWarning naming the searches (``(label, result)`` pairs)
+    that did not do what was asked: ended by the time limit or Ctrl-C, or not
+    proven within ``optimality_gap`` (their ``status`` says so too)."""
+    short = [(label, r) for label, r in results
+             if r.status in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)
+             or (optimality_gap is not None and r.status != STATUS_OPTIMAL)]
+    if not short:
+        return
+    told = "; ".join(f"{label} (k={r.k}): {r.status}, certified ratio "
+                     f"{r.certified_ratio:.4f}" for label, r in short)
+    goal = ("" if optimality_gap is None
+            else f" (optimality_gap={optimality_gap:g} asked for)")
+    warnings.warn(f"not every search finished{goal}: {told}; the answers and bounds are "
+                  f"the best found, both valid; a longer time_limit may do better",
+                  ConvergenceWarning, stacklevel=stacklevel)
 
 
 @dataclass(frozen=True, repr=False)
@@ -1824,14 +1865,10 @@ def cardinality_path(
     results = []
     interrupted = False
     for k in karr:
-        # (after Ctrl-C, the remaining cardinalities get no solve)
         r = _search(cov, int(k), tol=tol, search_tol=tol, max_solves=max_solves,
                     lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                    verbose=verbose, solver=solver,
-                    limit=TimeLimit(0.0, start=-math.inf) if interrupted else limit)
-        if interrupted or r.status == STATUS_INTERRUPTED:
-            interrupted = True
-            r = dataclasses.replace(r, status=STATUS_INTERRUPTED)
+                    verbose=verbose, solver=solver, limit=_next_limit(limit, interrupted))
+        r, interrupted = _after(r, interrupted)
         results.append(r)
     # The solves of the later searches are cuts of the earlier ones too.
     cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
@@ -1843,5 +1880,6 @@ def cardinality_path(
         if bound < r.variance_upper_bound:
             r = dataclasses.replace(r, variance_upper_bound=bound, bound_lam=lam)
         final.append(r)
+    _warn_unfinished([(f"k={r.k}", r) for r in final], None, stacklevel=3)
     return CardinalityPath(ks=karr, results=tuple(final), n_solves=len(solver.trials),
                            seconds=time.perf_counter() - t0)

