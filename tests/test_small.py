@@ -242,3 +242,35 @@ def test_dspca_bca_small_block_is_deterministic():
     assert "interior point" in (a.primal, a.dual)
     assert np.array_equal(a.Z, b.Z) and np.array_equal(a.X, b.X)
     assert (a.objective, a.upper_bound, a.n_sweeps) == (b.objective, b.upper_bound, b.n_sweeps)
+
+
+def _small_problems():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "asv_benchmarks" / "small_problems.py"
+    spec = importlib.util.spec_from_file_location("spca_bench_small_problems", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_small_problems_script_cases_are_valid():
+    # asv_benchmarks/small_problems.py (the measurements of issue 28, defect
+    # 8): every case is a symmetric PSD matrix with a lam in (0, max |S_ij|)
+    sp = _small_problems()
+    labels = set()
+    for label, S, lam in sp.cases():
+        labels.add(label.split()[0])
+        assert np.array_equal(S, S.T)
+        assert np.linalg.eigvalsh(S)[0] >= -1e-10
+        assert 0.0 < lam < max_offdiag(S)
+    assert {"tridiagonal", "gaussian", "spiked", "pitprops"} <= labels
+
+
+def test_small_problems_script_runs(capsys):
+    sp = _small_problems()
+    sp.main(["--only", "pitprops"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(sp.FRACTIONS)
+    assert all("certified=True" in line for line in lines)
