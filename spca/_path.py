@@ -673,6 +673,23 @@ def _predict(trials: list[LamTrial], target: float) -> float | None:
     return math.exp(math.log(l2) + (math.log(target) - math.log(c2)) / slope)
 
 
+def _bound_gain(trials: list[LamTrial], k: int, lam: float, best: float,
+                floor: float) -> float:
+    """How much a solve at ``lam`` could lower the bound ``best``, by the
+    tangents of the solves made: ``g(lam) = phi(lam) + lam k`` is convex
+    with subgradient ``k - sum |Z*_ij|``, and ``phi(lam_t)`` is at least the
+    solve's objective, so ``g(lam)`` is above every tangent line through
+    ``(lam_t, objective_t + lam_t k)``.  (Tangents of unconverged solves are
+    approximate: this only decides where the work goes, never a bound.)"""
+    low = -math.inf
+    for t in trials:
+        if t.lam < floor or not (math.isfinite(t.upper_bound) and math.isfinite(t.l1_norm)):
+            continue
+        value = t.upper_bound - (t.gap * abs(t.upper_bound) if math.isfinite(t.gap) else 0.0)
+        low = max(low, value + t.lam * k + (k - t.l1_norm) * (lam - t.lam))
+    return best - low
+
+
 def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solves: int,
             lam_rtol: float, max_sweeps: int, options: dict[str, Any],
             verbose: bool, solver: _Solver | None = None,
@@ -744,16 +761,34 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         left = budget - (solver.work - work0)
         return min(cap, int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
 
-    def run(lam: float) -> DSPCAResult | None:
-        """Solve at lam; update the bracket; return the result if it is exact."""
-        nonlocal lo, hi, cur_tol
+    answer_budget = max(ANSWER_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
+    answer_work = 0.0
+
+    def run(lam: float, gated: bool = True) -> DSPCAResult | None:
+        """Solve at lam; update the bracket; return the result if it is exact.
+
+        A ``gated`` solve that cannot lower the bound (see :func:`_bound_gain`)
+        serves the answer only: those get ANSWER_WORK eigvalsh in all."""
+        nonlocal lo, hi, cur_tol, answer_work
         # A bracketing solve only needs the side of k its support falls on:
         # it gets SEARCH_SWEEPS sweeps (past the crossing, where the support
         # is large, a solve can need hundreds), fewer if the work budget says so.
         cap = sweeps_left(lam, SEARCH_SWEEPS)
         if cap < 1:
             raise _Stop("work")
+        for_answer = False
+        if gated and budgeted:
+            best = min([free] + [c.upper_bound + c.lam * k for c in extra]
+                       + [t.upper_bound + t.lam * k for t in solver.trials
+                          if t.lam >= solver.outside and math.isfinite(t.upper_bound)])
+            for_answer = _bound_gain(solver.trials, k, lam, best,
+                                     solver.outside) <= BOUND_RTOL * best
+            if for_answer and answer_work + solve_work(solver.size_at(lam), 1) > answer_budget:
+                raise _Stop("answer")
+        work_before = solver.work
         res = solver.solve(lam, cur_tol, cap, limit=limit)
+        if for_answer:
+            answer_work += solver.work - work_before
         results.append(res)
         card = res.support.size
         if card == k and (cur_tol > tol or not res.converged):
@@ -788,7 +823,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         if PHASE0 and soft and WORK_FLOOR < budget < math.inf:
             lam0 = min(soft, key=lambda c: c.upper_bound + c.lam * k).lam
             if lam0 < hi:
-                found = run(lam0)
+                found = run(lam0, gated=False)
                 if found is not None:
                     return
         # Phase 1: lower lam until some solve gives more than k nonzeros.
@@ -916,7 +951,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             if not early.variance > other.variance * (1 + _ksparse.SWAP_RTOL):
                 pick = other
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
-                                        limit=limit)
+                                        limit=limit, soft=soft)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -958,6 +993,14 @@ CERTIFIED_RTOL = 1e-12
 # tighten its certificate, in units of one eigvalsh of the features of
 # positive variance (see SOLVE_BASE).
 SEARCH_WORK = 12.0
+# ... of which the solves that cannot lower the bound (the tangents of the
+# solves made say so, see _bound_gain: a bracketing solve on the far side of
+# the bound's minimum) may spend this many: they serve the relaxation's own
+# k-support only, which on the real wide sets (tissue_gene_expression,
+# pd_speech, permeability_qsar at k = 50, 100) tied with the answer without a
+# solve every time, at up to 0.35 s per solve near the crossing.  Solves over
+# few features (k ~ 10, high lam) still fit.
+ANSWER_WORK = 0.25
 # Whether the first solve goes where the soft-thresholded cuts put the bound's
 # minimum (else the search starts from the top).
 PHASE0 = True
@@ -969,6 +1012,8 @@ WORK_FLOOR = 32.0**3 * (SOLVE_BASE + SWEEP_COST * 160)
 
 _STOP_REASONS = {
     "work": "the search's work budget (SEARCH_WORK eigvalsh) ran out",
+    "answer": ("the next solve could not lower the bound (by BOUND_RTOL) and the work "
+               "budget of the solves for the answer only (ANSWER_WORK eigvalsh) ran out"),
     "certified": "the answer reaches the bound that needs no solve",
     STATUS_TIME_LIMIT: "the time limit ended the search",
     STATUS_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -1333,7 +1378,8 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
 
 def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
-             *, limit: TimeLimit | None = None, probes: bool = True) -> tuple[float, float]:
+             *, limit: TimeLimit | None = None, probes: bool = True,
+             soft: list[_ksparse.Cut] | None = None) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -1343,7 +1389,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     soft-thresholded cut's slope is not that of ``phi``).  The trials from
     ``first`` on are this search's.  Raises :class:`_Stop` when ``limit``
     leaves no time for a probe (the bound so far is then recomputed without
-    probes)."""
+    probes).  While the solves' tangents do not bracket the minimum, the
+    soft-thresholded cuts ``soft`` place the probe (see :func:`_soft_probe`)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -1365,6 +1412,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
         if _work(solver.trials[start:]) > budget:
             break
         lam = _ksparse.next_probe(cuts() + guide, k, low, ceil, BOUND_RTOL)
+        if lam is not None and soft:
+            lam = _soft_probe(cuts(), soft, k, low, ceil) or lam
         if lam is None or lam >= ceil:
             # (at lam >= max Sigma_ii every feature is eliminated: phi = 0 and
             # the cut lam k is no better than the largest variance)
@@ -1382,6 +1431,45 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     if free <= bound:
         return free, math.nan
     return bound, lam
+
+
+def _soft_probe(cuts: list[_ksparse.Cut], soft: list[_ksparse.Cut], k: int,
+                low: float, ceil: float) -> float | None:
+    """Where the subgradient of ``phi(lam) + lam k`` vanishes by the shape of the
+    soft-thresholded cuts, when the solves alone cannot say (``None`` once
+    their tangents bracket the minimum, or without a soft cut at the best
+    solve's ``lam``).
+
+    ``sum |Z*_ij|`` falls as ``lam`` grows, and so does the soft-thresholded
+    ``l1`` of :func:`_soft_cut`, by a similar factor on the real wide sets
+    (tissue_gene_expression at k = 50 and 100, pd_speech at k = 100: the two
+    differ by 3-17% at the first solve's ``lam``, and the lam this places is
+    within 3% of where the solves' subgradient changes sign).  So the soft
+    ``l1``, scaled to the best solve's ``l1`` at its ``lam``, is interpolated
+    (in log-log) to ``k``; a one-sided extrapolation by
+    :func:`spca._ksparse.next_probe` steps 20% blindly instead."""
+    pts = [c for c in cuts if math.isfinite(c.upper_bound) and math.isfinite(c.l1)]
+    if not pts:
+        return None
+    best = min(pts, key=lambda c: c.upper_bound + c.lam * k)
+    down = k - best.l1 > 0  # the minimum is at a smaller lam
+    if any((k - c.l1 < 0) == down and (c.lam < best.lam) == down for c in pts):
+        return None  # bracketed: the tangents place the probe
+    at = [c for c in soft if c.lam == best.lam and c.l1 > 0]
+    if not at or not best.l1 > 0:
+        return None
+    target = k * at[0].l1 / best.l1  # the soft l1 where phi's would be k
+    side = sorted((c for c in soft if (c.lam < best.lam) == down and c.l1 > 0
+                   and c.lam > 0), key=lambda c: c.lam, reverse=down)
+    prev = at[0]
+    for c in side:
+        if (c.l1 >= target) == down:
+            # log-log interpolation between prev and c
+            t = (math.log(target) - math.log(prev.l1)) / (math.log(c.l1) - math.log(prev.l1))
+            lam = math.exp(math.log(prev.lam) + t * (math.log(c.lam) - math.log(prev.lam)))
+            return lam if low < lam < ceil and lam != best.lam else None
+        prev = c
+    return None
 
 
 def _certified(bound: float, k: int, variance: float) -> float:
