@@ -649,6 +649,16 @@ STEP_MIN_NEAR = 0.8
 # a jump costs a solve at the crossing, the hardest place to solve).
 JUMP_STALL = 3
 JUMP_RTOL = 1e-2
+# A jump recognised from the path's shape, at any width: JUMP_SOLVES
+# bisections in a row each left the cardinality on its side of k, closing
+# less than half of that side's distance to k, while both ends of the
+# bracket are at least JUMP_FRACTION k (and JUMP_MIN) away from k (a path
+# that approaches k gradually, as the k = 10 searches of the real wide sets
+# do, closes more per bisection; the issue's gene-expression search bisected
+# a jump from 26 to 84-86 nonzeros at k = 50 seven times).
+JUMP_SOLVES = 2
+JUMP_FRACTION = 0.25
+JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are answers)
 
 
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
@@ -864,6 +874,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
 
         # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
         ends: list[tuple[int, int]] = []  # cardinalities at (lo, hi) before each bisection
+        stalls = 0  # bisections in a row that closed less than half the distance to k
         while found is None and not math.isnan(lo):
             if lo > 0 and hi / lo - 1.0 <= lam_rtol:
                 break
@@ -878,18 +889,35 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             if len(solver.trials) - first >= max_solves:
                 reason = f"max_solves={max_solves} reached with the bracket [{lo:.10g}, {hi:.10g}]"
                 break
+            c_lo = _card_at(solver.trials[first:], lo, k + 1)
+            c_hi = _card_at(solver.trials[first:], hi, min(k - 1, int(np.count_nonzero(d > hi))))
             if lo > 0:
                 # Interpolate the cardinality linearly in log(lam), safeguarded to the
                 # middle of the bracket (so the log-width shrinks by 0.75 at least).
-                c_lo = _card_at(solver.trials[first:], lo, k + 1)
-                c_hi = _card_at(solver.trials[first:], hi,
-                                min(k - 1, int(np.count_nonzero(d > hi))))
                 frac = (c_lo - k) / max(c_lo - c_hi, 1)
                 frac = min(max(frac, 0.25), 0.75)
                 mid = math.exp(math.log(lo) + frac * (math.log(hi) - math.log(lo)))
             else:
                 mid = 0.5 * hi
             found = run(mid)
+            if found is None and lo > 0:
+                # A jump, from the path's shape: the solve stayed on one side of
+                # k and closed less than half of that side's distance to k,
+                # while both ends are at least JUMP_FRACTION k from it.
+                c = solver.trials[-1].cardinality
+                before = c_lo - k if c > k else k - c_hi
+                ends_far = min((c if c > k else c_lo) - k,
+                               k - (c if c < k else c_hi)) >= max(JUMP_FRACTION * k, JUMP_MIN)
+                stalls = stalls + 1 if abs(c - k) > 0.5 * before and ends_far else 0
+                if stalls >= JUMP_SOLVES:
+                    c_lo = _card_at(solver.trials[first:], lo, k + 1)
+                    c_hi = _card_at(solver.trials[first:], hi, k - 1)
+                    reason = (
+                        f"no lam gives exactly k={k} nonzero loadings that the search can find: "
+                        f"the relaxation's cardinality jumps from {c_lo} at lam={lo:.10g} to "
+                        f"{c_hi} at lam={hi:.10g} ({JUMP_SOLVES} bisections in a row closed less "
+                        f"than half of the distance to k)")
+                    break
 
 
     # (a small problem is searched all the same: see WORK_FLOOR)
@@ -1542,9 +1570,11 @@ def dspca_cardinality(
         the bracket ``[lo, hi]`` (cardinality above ``k`` at ``lo``, below at
         ``hi``) satisfies ``hi / lo - 1 <= lam_rtol``, or once it is narrower
         than 1e-2 (relative) and three bisections in a row have left the
-        cardinalities at both ends unchanged: the relaxation's cardinality
-        jumps over ``k`` there, and the ``k``-support is built from the
-        bracketing supports.
+        cardinalities at both ends unchanged, or (at any width) once two
+        bisections in a row each closed less than half of the distance to
+        ``k`` on their side while both ends are at least ``max(k / 4, 4)``
+        nonzeros from ``k``: the relaxation's cardinality jumps over ``k``
+        there, and the ``k``-support is built from the bracketing supports.
     max_sweeps, max_qp_passes, qp_tol, qp_finish :
         Passed to :func:`spca.dspca_bca` for every solve.
     optimality_gap : float, optional
@@ -1603,7 +1633,12 @@ def dspca_cardinality(
     stop at a work budget counted in eigensolves of the covariance
     (``SEARCH_WORK``, ``BOUND_EIGS``; small problems get at least
     ``WORK_FLOOR``), never at a time, so the same input gives the same
-    answer; ``message`` says when the budget ended the search.
+    answer; ``message`` says when the budget ended the search.  A
+    bracketing solve that cannot lower the bound (by the tangents of the
+    solves made: the bound's minimum lies on the other side) serves the
+    relaxation's own support only, and such solves get a small share of the
+    budget (``ANSWER_WORK``); while the solves' tangents do not bracket the
+    bound's minimum, the soft-thresholded cuts place the next probe.
 
     *Exactly k.* When a solve has ``k`` nonzeros its support is the start
     (``origin="relaxation"``). When the relaxation's cardinality jumps over
