@@ -15,7 +15,14 @@ WIDE_SETS = {
     "tissue_gene_expression": ("dslabs", "tissue_gene_expression"),
     "permeability_qsar": ("modeldata", "permeability_qsar"),
     "pd_speech": ("modeldata", "pd_speech"),
+    # 64 cancer cell lines x 6,830 genes (the gene expression of issue 27)
+    "NCI60": ("ISLR", "NCI60"),
 }
+#: (name, n) of the sets measured in ratios.py's ``wide`` section: every
+#: feature of the three smaller sets, and NCI60's 2,000 and 5,000 genes of
+#: largest variance.
+WIDE_CASES = [("tissue_gene_expression", None), ("permeability_qsar", None),
+              ("pd_speech", None), ("NCI60", 2000), ("NCI60", 5000)]
 
 
 def wide_data(name: str) -> np.ndarray:
