@@ -366,7 +366,9 @@ class _Solver:
         if idx.size == self._block.shape[0]:
             return self._block
         pos = np.searchsorted(self._idx, idx)
-        return self._block[np.ix_(pos, pos)]
+        # (the same copy as self._block[np.ix_(pos, pos)], about 3 times
+        # faster for hundreds of features)
+        return self._block.take(pos, axis=0).take(pos, axis=1)
 
     def _relevant(self, lam: float, W: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
         """The features that can hold the solution at ``lam`` and the number of
