@@ -137,3 +137,21 @@ def test_soft_probe_sides_and_bracket():
     # outside [low, ceil]
     assert _path._soft_probe([solve], soft, k, 0.35, 1.0) is None
     assert math.isfinite(_path._soft_probe([solve], soft, k, 0.25, 1.0))
+
+
+def trial(lam: float, card: int) -> _path.LamTrial:
+    return _path.LamTrial(lam=lam, cardinality=card, sweeps=1, seconds=0.0, gap=0.0,
+                          reduced_size=100, tol=1e-6)
+
+
+def test_inside_jump():
+    k = 50
+    trials = [trial(0.573, 20), trial(0.516, 149), trial(0.547, 102)]
+    # between the nearest solves on either side: 102 below, 20 above
+    assert _path._inside_jump(trials, k, 0.553)
+    assert not _path._inside_jump(trials, k, 0.530)  # 149 below, 102 above: both > k
+    # one side only, or a side near k
+    assert not _path._inside_jump(trials, k, 0.6)
+    assert not _path._inside_jump(trials, k, 0.5)
+    near = [trial(0.573, 45), trial(0.547, 102)]
+    assert not _path._inside_jump(near, k, 0.56)
