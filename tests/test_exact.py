@@ -119,6 +119,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     tol = 1e-12 * value
     assert _bounds.trace_bound(d[inside], d[free], r) >= value - tol
     assert _bounds.gershgorin_bound(A, d[N], mask, k) >= value - tol
+    g_node, g_free = _bounds.gershgorin_node(A, d[N], mask, k)
+    assert g_node == _bounds.gershgorin_bound(A, d[N], mask, k)
+    if r <= free.size:  # the free block alone, r features of it
+        assert g_free >= brute_force(Sigma, r, (), free)[0] * (1 - 1e-12)
     assert _bounds.lambda_max_upper(BN) >= value - tol
     evals, evecs = np.linalg.eigh(BN)
     nrm = float(np.linalg.norm(BN))

@@ -270,13 +270,26 @@ class _Search:
         if bound <= level:
             return bound, None
         BN = B[np.ix_(N, N)]
-        # 2. Gershgorin with the forced rows
+        # 2. Gershgorin with the forced rows (and on the free block alone, for 3)
         A = np.abs(BN)
         np.fill_diagonal(A, 0.0)
-        bound = min(bound, _bounds.gershgorin_bound(A, self.d[N], mask, k))
+        gb, beta = _bounds.gershgorin_node(A, self.d[N], mask, k)
+        bound = min(bound, gb)
         if bound <= level:
             return bound, None
-        # 3. lambda_max of the node, and its spectrum against sparsity
+        # 3. the forced block coupled to the free features: before the node's
+        #    eigenpairs, as it closes most of the nodes it is tried on at a
+        #    fraction of their cost (measured: tissue_gene_expression's 300
+        #    genes of largest variance standardised, k = 20: 3,530 of 4,100
+        #    closed nodes; the eigenpairs took half of the time)
+        if m:
+            lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
+            beta = min(beta, _bounds.trace_bound(self.d[free][:0], self.d[free], r))
+            cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
+            bound = min(bound, _bounds.coupling_bound(lam_in, cols2, beta, r))
+            if bound <= level:
+                return bound, None
+        # 4. lambda_max of the node, and its spectrum against sparsity
         nrm = float(np.linalg.norm(BN))
         w, V, tail = _bounds.spectrum(BN, SPECTRUM)
         v = V[:, -1]
@@ -286,16 +299,7 @@ class _Search:
         level = self.level()
         if bound <= level:
             return bound, None
-        # 4. the forced block coupled to the free features
         if m:
-            lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
-            AF = A[np.ix_(~mask, ~mask)]
-            beta = min(_bounds.trace_bound(self.d[free][:0], self.d[free], r),
-                       _bounds.gershgorin_bound(AF, self.d[free], np.zeros(free.size, bool), r))
-            cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
-            bound = min(bound, _bounds.coupling_bound(lam_in, cols2, beta, r))
-            if bound <= level:
-                return bound, None
             # the Schur complement of the forced block (measured: Eisen1, k = 20,
             # 35 nodes with it at every node, 1,035 up to 3 free slots only,
             # 17,568 without)
