@@ -401,3 +401,30 @@ def test_schur_bound_against_brute_force(seed):
         assert value * (1 - 1e-13) <= sg <= sb
         if r == 1:
             assert sb == pytest.approx(value, rel=1e-8, abs=1e-10)
+
+
+def test_a_tiny_solve_does_not_set_the_time_rate(monkeypatch):
+    """Under a time limit, the default path plans a solve from the seconds per
+    unit of modelled work of the solves before it.  A solve over a few
+    features is all overhead: it must not set that rate (one over a single
+    feature planned a 96-feature solve at 100 s and ended a 60 s search of
+    the NYT sample's 300 words of largest variance, k = 20, after 0.2 s)."""
+    from spca import _path
+    from spca._variance import _MatrixCovariance
+
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(spca._limits, "clock", lambda: 0.01 * next(ticks))
+    rng = np.random.default_rng(0)
+    p = 40
+    F = rng.standard_normal((200, p))
+    Sigma = F.T @ F / 200
+    Sigma[0, 0] += 50.0  # alone above every |Sigma_ij| at large lam
+    solver = _path._Solver(_MatrixCovariance(Sigma), max_sweeps=50,
+                           options=_path._solver_options(5, 1e-3, True), verbose=False)
+    limit = spca._limits.TimeLimit(1e6)
+    solver.solve(10.0, 1e-6, limit=limit)
+    assert solver.trials[-1].reduced_size < _path.RATE_MIN_SIZE
+    assert solver._rate is None or not solver._rate_of_solves
+    solver.solve(0.05, 1e-6, limit=limit)
+    assert solver.trials[-1].reduced_size >= _path.RATE_MIN_SIZE
+    assert solver._rate_of_solves  # a solve over enough features sets it
