@@ -207,7 +207,8 @@ def coupling_bound(lam_in: float, cols2: NDArray[np.float64], beta: float, r: in
 
 
 def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.float64],
-                r: int, iters: int = 60, Bc: NDArray[np.float64] | None = None) -> float:
+                r: int, iters: int = 60, Bc: NDArray[np.float64] | None = None,
+                cap: float = math.inf) -> float:
     """A bound on ``lambda_max`` of ``[[A, B_T], [B_T', C_TT]]`` over every set
     ``T`` of ``r`` columns (``A`` the forced block, ``B`` its coupling to the
     free features, ``c`` their variances, ``Bc`` optionally their block).
@@ -221,6 +222,9 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
     eigenpairs of ``A`` are exact for ``A + E``, ``||E|| <= delta``, and
     ``(lam - A)^{-1} <= (lam - delta - (A + E))^{-1}``; ``g`` is evaluated
     with ``mu_i + delta`` and inflated by a relative ``4 (m + r) eps``.
+    The bisection stops at a relative width ``SCHUR_RTOL`` (or ``iters``
+    halvings); ``cap`` (a bound the caller has already) skips the tries of
+    Gershgorin at points that could not go below it.
     """
     m = A.shape[0]
     mu, V = np.linalg.eigh(A)
@@ -241,6 +245,8 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
     while excess(hi) > 0:
         hi = lo + 2.0 * (hi - lo)
     for _ in range(iters):
+        if hi - lo <= SCHUR_RTOL * abs(hi):
+            break
         mid = 0.5 * (lo + hi)
         if excess(mid) > 0:
             lo = mid
@@ -255,6 +261,8 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
         Vs = V.T @ B
         for t in np.linspace(0.0, 1.0, GERSHGORIN_TRIES + 2)[1:-1]:
             lam = base + t * (hi - base)
+            if lam >= cap:
+                break
             G = Vs / (lam - mu_up)[:, None]
             M = Bc + Vs.T @ G
             err = 16 * (m + c.size) * EPS * float(np.abs(M).max())
@@ -272,6 +280,9 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
 # Schur complement (when it has at most GERSHGORIN_MAX rows).
 GERSHGORIN_TRIES = 3
 GERSHGORIN_MAX = 400
+# Relative width at which schur_bound's bisection stops (far below any gap a
+# search asks for; full precision took 60 halvings).
+SCHUR_RTOL = 1e-10
 
 
 def _simplex(w: NDArray[np.float64]) -> NDArray[np.float64]:

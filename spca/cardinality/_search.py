@@ -305,7 +305,7 @@ class _Search:
             # 17,568 without)
             bound = min(bound, _bounds.schur_bound(
                 BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], self.d[free], r,
-                Bc=BN[np.ix_(~mask, ~mask)]))
+                Bc=BN[np.ix_(~mask, ~mask)], cap=bound))
             if bound <= level:
                 return bound, None
         # 5. the root's multiplier, restricted to the node. (The weights s = 0,
