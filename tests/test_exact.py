@@ -138,6 +138,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
         sb = _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r,
                                  Bc=BN[np.ix_(~mask, ~mask)] if s_cov else None)
         assert sb >= value * (1 - 1e-13)
+        # a cap (a bound the caller has) only skips work: still a bound
+        cap = float(rng.uniform(0.5, 1.5) * value)
+        assert _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r,
+                                   Bc=BN[np.ix_(~mask, ~mask)], cap=cap) >= value * (1 - 1e-13)
         if r == 1:  # exact for one free slot
             assert sb == pytest.approx(value, rel=1e-9, abs=1e-12)
     # the partial dual with any multiplier in its box, any lam and any s
