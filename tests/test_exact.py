@@ -158,6 +158,20 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     spec.start((L + L.T) / 2, np.ones(N.size) / math.sqrt(N.size))
     assert spec.bound() + c >= value - tol
     assert spec.run(10) + c >= value - tol
+    # the row-norm bound with any symmetric multiplier (no box), and the
+    # root's descent from one
+    U = rng.normal(0.0, float(rng.uniform(0.01, 1.0)) * d.max(), size=BN.shape)
+    U = (U + U.T) / 2
+    val, _ = _bounds.row_norm_bound(BN, U, mask, r)
+    assert val >= value - tol
+    assert _bounds.row_norm_bound(BN, np.zeros_like(BN), mask, r)[0] >= value - tol
+    if not m:
+        best_all = brute_force(Sigma[np.ix_(N, N)], k)[0]
+        rb, U1 = _bounds.row_norm_descent(BN, U, k, 5, lam + 1e-3)
+        assert rb >= best_all * (1 - 1e-12)
+        start = np.linalg.eigvalsh(BN + U)[-1] + _bounds.row_norm_penalty(U, mask, k)
+        assert rb <= start + 1e-9 * abs(start)  # never above where it started
+        assert np.allclose(U1, U1.T)
     # a feature's bound holds for every support containing it
     beta_all = brute_force(Sigma, k - 1)[0]
     fb = _bounds.feature_bounds(Sigma, k, beta_all)
