@@ -182,8 +182,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("raw", [False, True])
 def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw):
-    """The partial dual bounds every node (not only after DUAL_AFTER nodes)."""
+    """The row-norm bound bounds every node (not only after DUAL_AFTER nodes),
+    with the root's multiplier lowered from the second node on."""
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
     p = 14
     Sigma = random_covariance(seed, p, raw)
     for k in (3, 6, 9):

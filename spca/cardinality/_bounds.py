@@ -427,11 +427,12 @@ def row_norm_bound(S: NDArray[np.float64], U: NDArray[np.float64], inside: NDArr
 
 
 def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, iters: int,
-                     step: float) -> tuple[float, NDArray[np.float64]]:
+                     step: float, first: int = 0) -> tuple[float, NDArray[np.float64]]:
     """Lower ``lambda_max(S + U) + row_norm_penalty(U)`` (root: nothing forced,
     ``k`` slots) over symmetric ``U`` by ``iters`` normalised subgradient steps
-    of size ``step / sqrt(j)`` from ``U0`` (the largest eigenvalue smoothed at a
-    scale of ``1e-3`` of it).  Every iterate bounds the ``k``-sparse
+    of size ``step / sqrt(j)``, ``j = first + 1, ...``, from ``U0`` (the
+    largest eigenvalue smoothed at a scale of ``1e-3`` of it; ``first``
+    resumes a descent).  Every iterate bounds the ``k``-sparse
     variance, so the descent need not converge: returns the lowest bound seen
     (rounding margins included) and its ``U``."""
     n = S.shape[0]
@@ -466,5 +467,5 @@ def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, it
         scale = float(np.abs(G).max())
         if not scale > 0:
             break
-        U = U - (step / math.sqrt(j + 1)) * G / scale
+        U = U - (step / math.sqrt(first + j + 1)) * G / scale
     return best, best_U
