@@ -34,7 +34,11 @@ them.  Every function here returns a number that is at least that value
   ``a^2 + b^2 = 1``).  ``s = 1`` is the plain DSPCA bound; ``s = 0`` leaves the
   forced block unpenalised and charges only ``lam r``.  ``U`` is the scaled
   multiplier of an ADMM on the weighted DSPCA problem, which is feasible after
-  each step, so every iterate gives a valid bound.
+  each step, so every iterate gives a valid bound;
+* :func:`row_norm_bound`: ``lambda_max(Sigma + U) + ||rho_S||`` for any
+  symmetric ``U`` (``rho_i`` the norm of row ``i`` of ``U`` over the
+  support), at most the DSPCA bound at ``U = -L`` and tightening as features
+  are forced in or out; :func:`row_norm_descent` lowers it at the root.
 
 Eigenvalues come from LAPACK; a margin ``n * eps * ||A||_F`` (a bound on the
 backward error of the symmetric eigensolver) is added to every one that bounds.
