@@ -448,3 +448,23 @@ def test_a_tiny_solve_does_not_set_the_time_rate(monkeypatch):
     solver.solve(0.05, 1e-6, limit=limit)
     assert solver.trials[-1].reduced_size >= _path.RATE_MIN_SIZE
     assert solver._rate_of_solves  # a solve over enough features sets it
+
+
+def test_row_norm_descent_lowers_the_root_bound_and_stops_at_the_limit():
+    """From the DSPCA multiplier the descent never rises, lowers the bound on
+    a dense problem, stays above brute force, and an expired time limit ends
+    it at its start."""
+    Sigma = random_covariance(3, 14, raw=True)
+    k = 4
+    best, _ = brute_force(Sigma, k)
+    lam = 0.05 * float(np.diag(Sigma).max())
+    pd = _bounds.PartialDual(Sigma, np.ones_like(Sigma), lam, 1.0)
+    pd.start(Sigma, np.ones(14) / math.sqrt(14))
+    dspca = pd.run(40) + lam * k
+    U0 = -np.clip(pd.L, -lam, lam)
+    start, _ = _bounds.row_norm_descent(Sigma, U0, k, 0, lam)
+    assert start <= dspca * (1 + 1e-12)  # the row-norm term is at most lam k
+    rb, _ = _bounds.row_norm_descent(Sigma, U0, k, 50, lam)
+    assert best * (1 - 1e-12) <= rb < start  # (here 147.14 from 148.38; best 147.00)
+    expired = spca._limits.TimeLimit(0.0, start=-math.inf)
+    assert _bounds.row_norm_descent(Sigma, U0, k, 50, lam, limit=expired)[0] == start

@@ -52,6 +52,8 @@ import numpy as np
 import scipy.linalg as sla
 from numpy.typing import NDArray
 
+from .. import _limits
+
 __all__: list[str] = []
 
 EPS = float(np.finfo(np.float64).eps)
@@ -431,14 +433,16 @@ def row_norm_bound(S: NDArray[np.float64], U: NDArray[np.float64], inside: NDArr
 
 
 def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, iters: int,
-                     step: float, first: int = 0) -> tuple[float, NDArray[np.float64]]:
+                     step: float, first: int = 0,
+                     limit: _limits.TimeLimit | None = None) -> tuple[float, NDArray[np.float64]]:
     """Lower ``lambda_max(S + U) + row_norm_penalty(U)`` (root: nothing forced,
     ``k`` slots) over symmetric ``U`` by ``iters`` normalised subgradient steps
     of size ``step / sqrt(j)``, ``j = first + 1, ...``, from ``U0`` (the
     largest eigenvalue smoothed at a scale of ``1e-3`` of it; ``first``
     resumes a descent).  Every iterate bounds the ``k``-sparse
-    variance, so the descent need not converge: returns the lowest bound seen
-    (rounding margins included) and its ``U``."""
+    variance, so the descent need not converge (and ``limit``, the caller's
+    time limit, may end it): returns the lowest bound seen (rounding margins
+    included) and its ``U``."""
     n = S.shape[0]
     inside = np.zeros(n, dtype=bool)
     kk = min(k, n)
@@ -452,7 +456,7 @@ def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, it
         val = float(w[-1]) + n * EPS * float(np.linalg.norm(A)) + row_norm_penalty(U, inside, k)
         if val < best:
             best, best_U = val, U
-        if j == iters:
+        if j == iters or (limit is not None and limit.expired()):
             break
         if mu == 0.0:
             mu = 1e-3 * max(abs(float(w[-1])), np.finfo(float).tiny)

@@ -358,7 +358,8 @@ class _Search:
             return
         U, N = self.root_dual
         BN = self.B[np.ix_(N, N)]
-        rb, U = _bounds.row_norm_descent(BN, U, self.k, ROW_ITER, ROW_STEP * self.lam)
+        rb, U = _bounds.row_norm_descent(BN, U, self.k, ROW_ITER, ROW_STEP * self.lam,
+                                         limit=self.limit)
         self.row_steps += ROW_ITER
         self.root_bound = min(self.root_bound, rb)
         self.root_dual = (U, N)
