@@ -323,6 +323,7 @@ class PartialDual:
         self.L = np.zeros((n, n))
         self.Y = np.zeros((n, n))
         self.best = math.inf
+        self.best_L = self.L  # the multiplier (in the box) of the best bound
         self.vector = np.zeros(n)
         self.iters = 0
 
@@ -345,7 +346,7 @@ class PartialDual:
             val = min(float(w[-1]) + A.shape[0] * EPS * nrm,
                       spectral_bound(w, V, self.inside, self.r, nrm, tail))
         if val < self.best:
-            self.best, self.vector = val, v
+            self.best, self.vector, self.best_L = val, v, L
         return val
 
     def slope(self, c: float) -> float:
@@ -439,10 +440,11 @@ def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, it
     ``k`` slots) over symmetric ``U`` by ``iters`` normalised subgradient steps
     of size ``step / sqrt(j)``, ``j = first + 1, ...``, from ``U0`` (the
     largest eigenvalue smoothed at a scale of ``1e-3`` of it; ``first``
-    resumes a descent).  Every iterate bounds the ``k``-sparse
-    variance, so the descent need not converge (and ``limit``, the caller's
-    time limit, may end it): returns the lowest bound seen (rounding margins
-    included) and its ``U``."""
+    resumes a descent).  Every iterate bounds the ``k``-sparse variance
+    (evaluated with :func:`spectral_bound` of ``S + U`` too, which the steps
+    do not follow), so the descent need not converge (and ``limit``, the
+    caller's time limit, may end it): returns the lowest bound seen (rounding
+    margins included) and its ``U``."""
     n = S.shape[0]
     inside = np.zeros(n, dtype=bool)
     kk = min(k, n)
@@ -453,7 +455,10 @@ def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, it
     for j in range(iters + 1):
         A = S + U
         w, V = np.linalg.eigh(A)
-        val = float(w[-1]) + n * EPS * float(np.linalg.norm(A)) + row_norm_penalty(U, inside, k)
+        nrm = float(np.linalg.norm(A))
+        # the value as the nodes see it: the spectral bound of S + U as well
+        val = min(float(w[-1]) + n * EPS * nrm, spectral_bound(w, V, inside, k, nrm))
+        val += row_norm_penalty(U, inside, k)
         if val < best:
             best, best_U = val, U
         if j == iters or (limit is not None and limit.expired()):
