@@ -50,8 +50,10 @@ SPECTRUM = 8
 # ROW_STEP * lam / sqrt(j).  (Measured: 20 steps at 32 nodes and 20 more each
 # time the nodes doubled left tissue_gene_expression's top-300 standardised,
 # k = 20, at 9,989 nodes and gap 5.9e-4 after 60 s, against 1,795 nodes to
-# the proof with 100 at once; a search of 35 nodes paid 0.1 s for them.)
-ROW_AFTER = 64
+# the proof with 100 at once.  At 64 nodes, Eisen2 at k = 10, 73 nodes, paid
+# 1.1-1.2x the CPU time of the DSPCA bound for them; at 128, 0.94x, and
+# Eisen2 k = 5/20, tissue std k = 20 and digits raw k = 20 0.94/0.86/0.22/0.88x.)
+ROW_AFTER = 128
 ROW_ITER = 100
 ROW_STEP = 1.0
 ROOT_ITER = 20
