@@ -119,6 +119,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     tol = 1e-12 * value
     assert _bounds.trace_bound(d[inside], d[free], r) >= value - tol
     assert _bounds.gershgorin_bound(A, d[N], mask, k) >= value - tol
+    g_node, g_free = _bounds.gershgorin_node(A, d[N], mask, k)
+    assert g_node == _bounds.gershgorin_bound(A, d[N], mask, k)
+    if r <= free.size:  # the free block alone, r features of it
+        assert g_free >= brute_force(Sigma, r, (), free)[0] * (1 - 1e-12)
     assert _bounds.lambda_max_upper(BN) >= value - tol
     evals, evecs = np.linalg.eigh(BN)
     nrm = float(np.linalg.norm(BN))
@@ -134,6 +138,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
         sb = _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r,
                                  Bc=BN[np.ix_(~mask, ~mask)] if s_cov else None)
         assert sb >= value * (1 - 1e-13)
+        # a cap (a bound the caller has) only skips work: still a bound
+        cap = float(rng.uniform(0.5, 1.5) * value)
+        assert _bounds.schur_bound(BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], d[free], r,
+                                   Bc=BN[np.ix_(~mask, ~mask)], cap=cap) >= value * (1 - 1e-13)
         if r == 1:  # exact for one free slot
             assert sb == pytest.approx(value, rel=1e-9, abs=1e-12)
     # the partial dual with any multiplier in its box, any lam and any s
@@ -150,6 +158,20 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     spec.start((L + L.T) / 2, np.ones(N.size) / math.sqrt(N.size))
     assert spec.bound() + c >= value - tol
     assert spec.run(10) + c >= value - tol
+    # the row-norm bound with any symmetric multiplier (no box), and the
+    # root's descent from one
+    U = rng.normal(0.0, float(rng.uniform(0.01, 1.0)) * d.max(), size=BN.shape)
+    U = (U + U.T) / 2
+    val, _ = _bounds.row_norm_bound(BN, U, mask, r)
+    assert val >= value - tol
+    assert _bounds.row_norm_bound(BN, np.zeros_like(BN), mask, r)[0] >= value - tol
+    if not m:
+        best_all = brute_force(Sigma[np.ix_(N, N)], k)[0]
+        rb, U1 = _bounds.row_norm_descent(BN, U, k, 5, lam + 1e-3)
+        assert rb >= best_all * (1 - 1e-12)
+        start = np.linalg.eigvalsh(BN + U)[-1] + _bounds.row_norm_penalty(U, mask, k)
+        assert rb <= start + 1e-9 * abs(start)  # never above where it started
+        assert np.allclose(U1, U1.T)
     # a feature's bound holds for every support containing it
     beta_all = brute_force(Sigma, k - 1)[0]
     fb = _bounds.feature_bounds(Sigma, k, beta_all)
@@ -160,8 +182,10 @@ def test_node_bounds_are_valid(seed, p, data, raw):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("raw", [False, True])
 def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw):
-    """The partial dual bounds every node (not only after DUAL_AFTER nodes)."""
+    """The row-norm bound bounds every node (not only after DUAL_AFTER nodes),
+    with the root's multiplier lowered from the second node on."""
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
     p = 14
     Sigma = random_covariance(seed, p, raw)
     for k in (3, 6, 9):
@@ -397,3 +421,50 @@ def test_schur_bound_against_brute_force(seed):
         assert value * (1 - 1e-13) <= sg <= sb
         if r == 1:
             assert sb == pytest.approx(value, rel=1e-8, abs=1e-10)
+
+
+def test_a_tiny_solve_does_not_set_the_time_rate(monkeypatch):
+    """Under a time limit, the default path plans a solve from the seconds per
+    unit of modelled work of the solves before it.  A solve over a few
+    features is all overhead: it must not set that rate (one over a single
+    feature planned a 96-feature solve at 100 s and ended a 60 s search of
+    the NYT sample's 300 words of largest variance, k = 20, after 0.2 s)."""
+    from spca import _path
+    from spca._variance import _MatrixCovariance
+
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(spca._limits, "clock", lambda: 0.01 * next(ticks))
+    rng = np.random.default_rng(0)
+    p = 40
+    F = rng.standard_normal((200, p))
+    Sigma = F.T @ F / 200
+    Sigma[0, 0] += 50.0  # alone above every |Sigma_ij| at large lam
+    solver = _path._Solver(_MatrixCovariance(Sigma), max_sweeps=50,
+                           options=_path._solver_options(5, 1e-3, True), verbose=False)
+    limit = spca._limits.TimeLimit(1e6)
+    solver.solve(10.0, 1e-6, limit=limit)
+    assert solver.trials[-1].reduced_size < _path.RATE_MIN_SIZE
+    assert solver._rate is None or not solver._rate_of_solves
+    solver.solve(0.05, 1e-6, limit=limit)
+    assert solver.trials[-1].reduced_size >= _path.RATE_MIN_SIZE
+    assert solver._rate_of_solves  # a solve over enough features sets it
+
+
+def test_row_norm_descent_lowers_the_root_bound_and_stops_at_the_limit():
+    """From the DSPCA multiplier the descent never rises, lowers the bound on
+    a dense problem, stays above brute force, and an expired time limit ends
+    it at its start."""
+    Sigma = random_covariance(3, 14, raw=True)
+    k = 4
+    best, _ = brute_force(Sigma, k)
+    lam = 0.05 * float(np.diag(Sigma).max())
+    pd = _bounds.PartialDual(Sigma, np.ones_like(Sigma), lam, 1.0)
+    pd.start(Sigma, np.ones(14) / math.sqrt(14))
+    dspca = pd.run(40) + lam * k
+    U0 = -np.clip(pd.L, -lam, lam)
+    start, _ = _bounds.row_norm_descent(Sigma, U0, k, 0, lam)
+    assert start <= dspca * (1 + 1e-12)  # the row-norm term is at most lam k
+    rb, _ = _bounds.row_norm_descent(Sigma, U0, k, 50, lam)
+    assert best * (1 - 1e-12) <= rb < start  # (here 147.14 from 148.38; best 147.00)
+    expired = spca._limits.TimeLimit(0.0, start=-math.inf)
+    assert _bounds.row_norm_descent(Sigma, U0, k, 50, lam, limit=expired)[0] == start

@@ -15,7 +15,9 @@ bound is at most the caller's ``optimality_gap``, or when the caller's
 * :mod:`._search`: the node queue, the stopping rule, the log;
 * :mod:`._bounds`: node bounds, cheapest first: variances, Gershgorin,
   ``lambda_max``, the spectrum against sparsity (which tightens as features
-  are forced in), the forced block coupled to the free ones, a DSPCA dual;
+  are forced in), the forced block coupled to the free ones, a row-norm
+  dual bound (from the DSPCA multiplier) that tightens as features are
+  forced in or out;
 * :mod:`._branching`: nodes and the choice of the feature to split on;
 * :mod:`._starts`: the incumbent, greedy and truncated-power starts, swaps and
   the rounding of nodes.

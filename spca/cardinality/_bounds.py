@@ -34,7 +34,11 @@ them.  Every function here returns a number that is at least that value
   ``a^2 + b^2 = 1``).  ``s = 1`` is the plain DSPCA bound; ``s = 0`` leaves the
   forced block unpenalised and charges only ``lam r``.  ``U`` is the scaled
   multiplier of an ADMM on the weighted DSPCA problem, which is feasible after
-  each step, so every iterate gives a valid bound.
+  each step, so every iterate gives a valid bound;
+* :func:`row_norm_bound`: ``lambda_max(Sigma + U) + ||rho_S||`` for any
+  symmetric ``U`` (``rho_i`` the norm of row ``i`` of ``U`` over the
+  support), at most the DSPCA bound at ``U = -L`` and tightening as features
+  are forced in or out; :func:`row_norm_descent` lowers it at the root.
 
 Eigenvalues come from LAPACK; a margin ``n * eps * ||A||_F`` (a bound on the
 backward error of the symmetric eigensolver) is added to every one that bounds.
@@ -47,6 +51,8 @@ import math
 import numpy as np
 import scipy.linalg as sla
 from numpy.typing import NDArray
+
+from .. import _limits
 
 __all__: list[str] = []
 
@@ -154,21 +160,45 @@ def gershgorin_bound(A: NDArray[np.float64], d: NDArray[np.float64],
     ``|Sigma_il|`` for every ``l`` of ``I`` and at most the remaining slots of
     the largest free ones.
     """
+    return gershgorin_node(A, d, inside, k)[0]
+
+
+def gershgorin_node(A: NDArray[np.float64], d: NDArray[np.float64],
+                    inside: NDArray[np.bool_], k: int) -> tuple[float, float]:
+    """:func:`gershgorin_bound` of the node, and the same bound on the
+    ``r``-sparse variance of its free block alone (``r = k - |I|``; ``inf``
+    without a free feature), from one partial sort of the free columns.
+
+    The free block's row of ``i`` holds ``d_i`` and the ``r - 1`` largest
+    ``|Sigma_il|`` over free ``l``: the node's free rows without their forced
+    part.
+    """
     n = d.size
     m = int(inside.sum())
     if n == 0:
-        return 0.0
+        return 0.0, 0.0
     forced = A[:, inside].sum(axis=1) if m else np.zeros(n)
     free = A[:, ~inside]
     # slots for free partners: k - 1 - |I \ {i}|
     slots = np.where(inside, k - m, k - 1 - m)
     total = d + forced
     f = free.shape[1]
-    if f and slots.max() > 0:
-        srt = -np.sort(-free, axis=1)
-        csum = np.concatenate([np.zeros((n, 1)), np.cumsum(srt, axis=1)], axis=1)
-        total = total + csum[np.arange(n), np.minimum(slots, f)]
-    return float(total.max()) * (1.0 + 4 * EPS * k)
+    part = np.zeros(n)
+    top = min(int(slots.max()), f)
+    if top > 0:
+        # the top largest entries of each row, largest first (a partition, then
+        # a sort of those only)
+        big = np.partition(free, f - top, axis=1)[:, f - top:] if top < f else free
+        big = -np.sort(-big, axis=1)
+        csum = np.concatenate([np.zeros((n, 1)), np.cumsum(big, axis=1)], axis=1)
+        part = csum[np.arange(n), np.minimum(slots, top)]
+        total = total + part
+    r = k - m
+    node = float(total.max()) * (1.0 + 4 * EPS * k)
+    if f == 0 or r <= 0:
+        return node, math.inf
+    alone = float((d + part)[~inside].max()) * (1.0 + 4 * EPS * r)
+    return node, alone
 
 
 def coupling_bound(lam_in: float, cols2: NDArray[np.float64], beta: float, r: int) -> float:
@@ -183,7 +213,8 @@ def coupling_bound(lam_in: float, cols2: NDArray[np.float64], beta: float, r: in
 
 
 def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.float64],
-                r: int, iters: int = 60, Bc: NDArray[np.float64] | None = None) -> float:
+                r: int, iters: int = 60, Bc: NDArray[np.float64] | None = None,
+                cap: float = math.inf) -> float:
     """A bound on ``lambda_max`` of ``[[A, B_T], [B_T', C_TT]]`` over every set
     ``T`` of ``r`` columns (``A`` the forced block, ``B`` its coupling to the
     free features, ``c`` their variances, ``Bc`` optionally their block).
@@ -197,6 +228,9 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
     eigenpairs of ``A`` are exact for ``A + E``, ``||E|| <= delta``, and
     ``(lam - A)^{-1} <= (lam - delta - (A + E))^{-1}``; ``g`` is evaluated
     with ``mu_i + delta`` and inflated by a relative ``4 (m + r) eps``.
+    The bisection stops at a relative width ``SCHUR_RTOL`` (or ``iters``
+    halvings); ``cap`` (a bound the caller has already) skips the tries of
+    Gershgorin at points that could not go below it.
     """
     m = A.shape[0]
     mu, V = np.linalg.eigh(A)
@@ -217,6 +251,8 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
     while excess(hi) > 0:
         hi = lo + 2.0 * (hi - lo)
     for _ in range(iters):
+        if hi - lo <= SCHUR_RTOL * abs(hi):
+            break
         mid = 0.5 * (lo + hi)
         if excess(mid) > 0:
             lo = mid
@@ -231,6 +267,8 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
         Vs = V.T @ B
         for t in np.linspace(0.0, 1.0, GERSHGORIN_TRIES + 2)[1:-1]:
             lam = base + t * (hi - base)
+            if lam >= cap:
+                break
             G = Vs / (lam - mu_up)[:, None]
             M = Bc + Vs.T @ G
             err = 16 * (m + c.size) * EPS * float(np.abs(M).max())
@@ -248,6 +286,9 @@ def schur_bound(A: NDArray[np.float64], B: NDArray[np.float64], c: NDArray[np.fl
 # Schur complement (when it has at most GERSHGORIN_MAX rows).
 GERSHGORIN_TRIES = 3
 GERSHGORIN_MAX = 400
+# Relative width at which schur_bound's bisection stops (far below any gap a
+# search asks for; full precision took 60 halvings).
+SCHUR_RTOL = 1e-10
 
 
 def _simplex(w: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -282,6 +323,7 @@ class PartialDual:
         self.L = np.zeros((n, n))
         self.Y = np.zeros((n, n))
         self.best = math.inf
+        self.best_L = self.L  # the multiplier (in the box) of the best bound
         self.vector = np.zeros(n)
         self.iters = 0
 
@@ -304,7 +346,7 @@ class PartialDual:
             val = min(float(w[-1]) + A.shape[0] * EPS * nrm,
                       spectral_bound(w, V, self.inside, self.r, nrm, tail))
         if val < self.best:
-            self.best, self.vector = val, v
+            self.best, self.vector, self.best_L = val, v, L
         return val
 
     def slope(self, c: float) -> float:
@@ -347,3 +389,96 @@ def feature_bounds(Sigma: NDArray[np.float64], k: int, beta: float) -> NDArray[n
     sigma2 = top.sum(axis=1)
     t = 0.5 * (d + beta + np.sqrt((d - beta) ** 2 + 4.0 * sigma2))
     return t * (1.0 + 8 * EPS) + 8 * EPS * (np.abs(d) + abs(beta))
+
+
+def row_norm_penalty(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int) -> float:
+    """A bound on ``-x' U x`` over the unit ``x`` of a node (any symmetric ``U``
+    over its features ``N``; ``inside`` marks ``I``, ``r`` free slots).
+
+    For ``S`` the support of ``x``, ``sum_j |U_ij| |x_j| <= ||U_iS||_2 <=
+    rho_i`` (``rho_i^2``: the squares of row ``i`` over ``I`` plus its ``r``
+    largest over the free features), so ``|x' U x| <= sum_{i in S} |x_i|
+    rho_i <= ||rho_S||_2``, at most the squares of ``rho`` over ``I`` plus
+    the ``r`` largest free ones.  With every ``|U_ij| <= lam`` this is at most
+    ``lam k`` (the DSPCA term), and it shrinks as features are forced in or
+    out.  Rounding: a relative ``4 (n + k) eps``.
+    """
+    n = U.shape[0]
+    U2 = U * U
+    m = int(inside.sum())
+    free = ~inside
+    f = n - m
+    rho2 = U2[:, inside].sum(axis=1) if m else np.zeros(n)
+    rr = min(r, f)
+    if rr > 0:
+        F2 = U2[:, free]
+        rho2 = rho2 + np.partition(F2, f - rr, axis=1)[:, f - rr:].sum(axis=1)
+    total = float(rho2[inside].sum()) if m else 0.0
+    if rr > 0:
+        rf = rho2[free]
+        total += float(np.partition(rf, f - rr)[f - rr:].sum())
+    return math.sqrt(total) * (1.0 + 4 * (n + m + r) * EPS)
+
+
+def row_norm_bound(S: NDArray[np.float64], U: NDArray[np.float64], inside: NDArray[np.bool_],
+                   r: int) -> tuple[float, NDArray[np.float64]]:
+    """``x' S x <= x' (S + U) x + |x' U x|`` over the node's unit ``x``: the
+    spectral bound of ``S + U`` (:func:`spectral_bound`) plus
+    :func:`row_norm_penalty`; valid for any symmetric ``U``.  Returns the bound
+    and the leading eigenvector of ``S + U``."""
+    A = S + U
+    w, V, tail = spectrum(A)
+    nrm = float(np.linalg.norm(A))
+    top = min(float(w[-1]) + A.shape[0] * EPS * nrm, spectral_bound(w, V, inside, r, nrm, tail))
+    return top + row_norm_penalty(U, inside, r), V[:, -1]
+
+
+def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, iters: int,
+                     step: float, first: int = 0,
+                     limit: _limits.TimeLimit | None = None) -> tuple[float, NDArray[np.float64]]:
+    """Lower ``lambda_max(S + U) + row_norm_penalty(U)`` (root: nothing forced,
+    ``k`` slots) over symmetric ``U`` by ``iters`` normalised subgradient steps
+    of size ``step / sqrt(j)``, ``j = first + 1, ...``, from ``U0`` (the
+    largest eigenvalue smoothed at a scale of ``1e-3`` of it; ``first``
+    resumes a descent).  Every iterate bounds the ``k``-sparse variance
+    (evaluated with :func:`spectral_bound` of ``S + U`` too, which the steps
+    do not follow), so the descent need not converge (and ``limit``, the
+    caller's time limit, may end it): returns the lowest bound seen (rounding
+    margins included) and its ``U``."""
+    n = S.shape[0]
+    inside = np.zeros(n, dtype=bool)
+    kk = min(k, n)
+    U = (U0 + U0.T) / 2
+    best, best_U = math.inf, U
+    rows = np.arange(n)[:, None]
+    mu = 0.0
+    for j in range(iters + 1):
+        A = S + U
+        w, V = np.linalg.eigh(A)
+        nrm = float(np.linalg.norm(A))
+        # the value as the nodes see it: the spectral bound of S + U as well
+        val = min(float(w[-1]) + n * EPS * nrm, spectral_bound(w, V, inside, k, nrm))
+        val += row_norm_penalty(U, inside, k)
+        if val < best:
+            best, best_U = val, U
+        if j == iters or (limit is not None and limit.expired()):
+            break
+        if mu == 0.0:
+            mu = 1e-3 * max(abs(float(w[-1])), np.finfo(float).tiny)
+        e = np.exp((w - w[-1]) / mu)
+        G = (V * (e / e.sum())) @ V.T
+        # the penalty's subgradient: the k largest entries of the k rows of
+        # largest rho, over the penalty
+        U2 = U * U
+        idx = np.argpartition(-U2, kk - 1, axis=1)[:, :kk]
+        rho2 = U2[rows, idx].sum(axis=1)
+        top = np.argpartition(-rho2, kk - 1)[:kk]
+        pen = math.sqrt(float(rho2[top].sum()))
+        if pen > 0:
+            G[top[:, None], idx[top]] += U[top[:, None], idx[top]] / pen
+        G = (G + G.T) / 2
+        scale = float(np.abs(G).max())
+        if not scale > 0:
+            break
+        U = U - (step / math.sqrt(first + j + 1)) * G / scale
+    return best, best_U
