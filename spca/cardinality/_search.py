@@ -97,7 +97,7 @@ class _Search:
         self.limit = limit
         self.verbose = verbose
         self.d = np.ascontiguousarray(np.diag(B))
-        self.inc = Incumbent(B, k)
+        self.inc = Incumbent(B, k, limit if limit.limited else None)
         self.heap: list[Node] = []
         self.closed = -math.inf  # largest bound of a node closed without branching
         self.root_bound = math.inf
