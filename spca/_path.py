@@ -326,6 +326,7 @@ class _Solver:
         self.work = 0.0
         self._rate: float | None = None
         self._rate_of_solves = False  # _rate measured on solves (else on eigensolves)
+        self._rate_size = 0  # features of the solve _rate was measured on
         self._plan: tuple[float, NDArray[np.intp], NDArray[np.intp] | None, int] | None = None
         # (cached block, pool, its dense block) of the last pool formed
         self._pool: tuple[NDArray[np.float64], NDArray[np.intp],
@@ -489,7 +490,15 @@ class _Solver:
             per *= FIRST_SOLVE_FACTOR
         if not per > 0:
             return self.max_sweeps  # (a clock that did not move: no rate to plan by)
-        return int(max((left / per - SOLVE_BASE) / SWEEP_COST, 0.0))
+        sweeps = int(max((left / per - SOLVE_BASE) / SWEEP_COST, 0.0))
+        if sweeps < 1 and self._rate_of_solves and size > RATE_REACH * self._rate_size:
+            # A rate measured on a much smaller solve, whose fixed cost
+            # dominates, overestimates this one (a 60-feature Gaussian
+            # covariance, k = 20, time_limit=10: solves over 1 and 2 features
+            # planned 0 sweeps over 60 and ended the search at 0.06 s): one
+            # sweep, which the solve's own check of the limit ends.
+            sweeps = 1
+        return sweeps
 
     def solve(self, lam: float, tol: float, max_sweeps: int | None = None,
               role: str = "search", give_up: bool = False,
@@ -542,6 +551,7 @@ class _Solver:
         if limit is not None and limit.limited and work > 0:
             self._rate = (limit.elapsed() - started) / work
             self._rate_of_solves = True
+            self._rate_size = int(G.size)
         trial = LamTrial(lam=float(lam), cardinality=int(out.support.size),
                          sweeps=int(res.n_sweeps), seconds=time.perf_counter() - t0,
                          gap=float(res.gap), reduced_size=int(W.size), tol=tol,
@@ -593,6 +603,10 @@ class _Stop(Exception):  # noqa: N818 - a signal, not an error
 SOLVE_BASE = 2.0
 SWEEP_COST = 4.0
 
+
+# A rate measured on a solve over m features is trusted for solves over at
+# most this many times m features (see _Solver.sweeps_in_time).
+RATE_REACH = 2
 
 # Under a time limit, a solve is planned to end within this fraction of the
 # time left (the work model is rough: a one-sweep solve over all 500 features

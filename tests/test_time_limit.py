@@ -500,3 +500,21 @@ def _wall_clock_every_entry_point() -> None:
                 assert out.explained_variance <= out.variance_upper_bound
             if t == 0.05 and name != "dspca_cardinality":
                 assert status == "time_limit", (name, status)
+
+
+def test_a_generous_limit_is_not_ended_by_a_rate_from_tiny_solves(monkeypatch):
+    # a clock that moves 1 ms per reading makes the first solves (over one
+    # or two features: fixed cost, little work) look slow per unit of work;
+    # extrapolated to a solve over 60 features, that rate planned no sweep
+    # and the search ended as if the limit had passed
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((300, 60))
+    S = np.cov(A, rowvar=False)
+    full = spca.dspca_cardinality(S, 20)
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", spca.ConvergenceWarning)
+        res = spca.dspca_cardinality(S, 20, time_limit=10.0)
+    assert res.status is None
+    assert res.n_solves >= full.n_solves // 2
+    assert res.explained_variance >= full.explained_variance * (1 - 1e-3)
