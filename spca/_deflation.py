@@ -477,8 +477,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 message = (f"component {t} needs cardinality={k} but after {deflation} "
                            f"deflation only {npos} feature(s) have variance left")
                 break
-            # (an equal share of the time left: each later component needs
-            # time for its answer too)
+            # (the time left but a reserve for each later component, which
+            # needs time for its answer too: see _share)
             part = _share(_next_limit(limit, interrupted), n_components - t)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
@@ -682,8 +682,9 @@ def sparse_components(
         without one); ``component.search.status`` says how each ended.
     time_limit : float, optional
         Seconds for all the components (with a ``cardinality``), counted
-        from the call: each component's search gets an equal share of the
-        time left (what it leaves unused goes to the later ones) and returns
+        from the call: each component's search gets the time left but 10%
+        of it for each later component (at least an equal share; what it
+        leaves unused goes to the later ones) and returns
         by then with its best answer and bound so far (see
         :func:`dspca_cardinality`); once the limit has passed, the remaining
         components get the first answer that exists (forward greedy
