@@ -327,6 +327,7 @@ class _Solver:
         self._rate: float | None = None
         self._rate_of_solves = False  # _rate measured on solves (else on eigensolves)
         self._rate_size = 0  # features of the solve _rate was measured on
+        self._eig_rate: float | None = None  # the rate measured on eigensolves
         self._plan: tuple[float, NDArray[np.intp], NDArray[np.intp] | None, int] | None = None
         # (cached block, pool, its dense block) of the last pool formed
         self._pool: tuple[NDArray[np.float64], NDArray[np.intp],
@@ -491,12 +492,16 @@ class _Solver:
         if not per > 0:
             return self.max_sweeps  # (a clock that did not move: no rate to plan by)
         sweeps = int(max((left / per - SOLVE_BASE) / SWEEP_COST, 0.0))
-        if sweeps < 1 and self._rate_of_solves and size > RATE_REACH * self._rate_size:
+        if (sweeps < 1 and self._rate_of_solves and size > RATE_REACH * self._rate_size
+                and self._eig_rate is not None
+                and left >= self._eig_rate * FIRST_SOLVE_FACTOR * float(size) ** 3
+                * (SOLVE_BASE + SWEEP_COST)):
             # A rate measured on a much smaller solve, whose fixed cost
             # dominates, overestimates this one (a 60-feature Gaussian
             # covariance, k = 20, time_limit=10: solves over 1 and 2 features
             # planned 0 sweeps over 60 and ended the search at 0.06 s): one
-            # sweep, which the solve's own check of the limit ends.
+            # sweep, which the solve's own check of the limit ends, if the
+            # rate of the eigensolves says it fits.
             sweeps = 1
         return sweeps
 
@@ -745,6 +750,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             # of m features is m^3) measured here place the first solve.
             size = max(float(P.size), 1.0)
             solver._rate = (limit.elapsed() - started) / (max(len(soft), 1) * size**3)
+            solver._eig_rate = solver._rate
     started = limit.elapsed() if limit.limited else 0.0
     prior = late_start if late_start is not None and limit.expired() else None
     early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit, prior=prior)
