@@ -48,6 +48,7 @@ from ._path import (
     _check_psd_once,
     _next_limit,
     _search,
+    _share,
     _Solver,
     _solver_options,
     _warn_unfinished,
@@ -476,16 +477,18 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                 message = (f"component {t} needs cardinality={k} but after {deflation} "
                            f"deflation only {npos} feature(s) have variance left")
                 break
+            # (the time left but a reserve for each later component, which
+            # needs time for its answer too: see _share)
+            part = _share(_next_limit(limit, interrupted), n_components - t)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose, budgeted=refit,
-                             limit=_next_limit(limit, interrupted))
+                             verbose=verbose, budgeted=refit, limit=part)
             search, interrupted = _after(search, interrupted)
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
                 # branch and bound hook (spca.cardinality)
                 search = prove(search, work, proof,
-                               limit if limit.limited else TimeLimit(DEFAULT_TIME_LIMIT),
+                               part if limit.limited else TimeLimit(DEFAULT_TIME_LIMIT),
                                verbose, search=dspca_cardinality)
                 interrupted = search.status == STATUS_INTERRUPTED
             res = search.result
@@ -678,12 +681,19 @@ def sparse_components(
         this relative gap, within ``time_limit``, or 60 s per component
         without one); ``component.search.status`` says how each ended.
     time_limit : float, optional
-        Seconds for all the components (with a ``cardinality``): each
-        search returns by then with its best answer and bound so far (see
-        :func:`dspca_cardinality`); once it has passed, the remaining
-        components get the answer and bound that need no solve.
-        ``status`` (of each component's ``search`` and of the result) says
-        ``"time_limit"``, or ``"interrupted"`` after Ctrl-C.
+        Seconds for all the components (with a ``cardinality``), counted
+        from the call: each component's search gets the time left but 10%
+        of it for each later component (at least an equal share; what it
+        leaves unused goes to the later ones) and returns
+        by then with its best answer and bound so far (see
+        :func:`dspca_cardinality`); once the limit has passed, the remaining
+        components get the first answer that exists (forward greedy
+        selection, no solve, no swaps) and the bound that needs no solve.
+        Each component's answer is made however long it takes, so a limit
+        shorter than that returns later than the limit, as soon as every
+        component has one.  ``status`` (of each component's ``search`` and
+        of the result) says ``"time_limit"``, or ``"interrupted"`` after
+        Ctrl-C.
     verbose : bool, default=False
         Print the progress of each search.
 

@@ -98,11 +98,15 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         component without one; ``result_.components[t].search.status`` says
         how each search ended. Not with ``lam``.
     time_limit : float, optional
-        Seconds for the cardinality searches of all components, counted
-        once the covariance is formed (see :func:`spca.sparse_components`):
-        the fit returns by then with the best components and bounds so far,
-        and ``status_`` says ``"time_limit"`` (or ``"interrupted"`` after
-        Ctrl-C).
+        Seconds for the whole fit, counted from the call of :meth:`fit` or
+        :meth:`fit_covariance` (see :func:`spca.sparse_components`, which
+        shares them among the components): the fit returns by then with the
+        best components and bounds so far, and ``status_`` says
+        ``"time_limit"`` (or ``"interrupted"`` after Ctrl-C).  What every
+        answer needs is done however long it takes: checking the input,
+        forming the covariance blocks the search works on (from data ``X``
+        this can take longer than a short limit) and one forward greedy
+        selection per component.
     verbose : bool, default=False
         Print the progress of the searches.
 
@@ -270,7 +274,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 return len(value), True
         return max(int(limit), 1), False
 
-    def _fit_operator(self, cov: _Covariance, limit: int) -> SparsePCA:
+    def _fit_operator(self, cov: _Covariance, limit: int,
+                      deadline: TimeLimit | None = None) -> SparsePCA:
         n_components, explicit = self._n_requested(limit)
         n_features = cov.n
         npos = int(np.count_nonzero(cov.diag > 0))
@@ -299,7 +304,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             options=_solver_options(5, 1e-3, True), verbose=self.verbose,
             warn_short=explicit, refit=self.refit,
             proof=_proof_options(self.optimality_gap, self.time_limit, cards),
-            limit=TimeLimit(check_time_limit(self.time_limit)),
+            limit=(TimeLimit(check_time_limit(self.time_limit)) if deadline is None
+                   else deadline),
         )
         if result.n_components == 0:
             raise ValueError(f"no sparse component could be computed: {result.message}")
@@ -360,6 +366,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             Notes of the class).
         """
         self._check_params()
+        # (the time limit counts from here: forming the covariance too)
+        deadline = TimeLimit(check_time_limit(self.time_limit))
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
                           ensure_min_samples=2, reset=True)
         cov = _DataCovariance(X, center=self.center, scale=self.scale)
@@ -379,7 +387,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         self.mean_ = cov.mean.copy()
         self.scale_ = cov.scale.copy()
-        return self._fit_operator(cov, min(X.shape))
+        return self._fit_operator(cov, min(X.shape), deadline)
 
     def fit_covariance(self, covariance: ArrayLike, mean: ArrayLike | None = None) -> SparsePCA:
         """Fit sparse components to a precomputed covariance matrix.
@@ -408,6 +416,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             same parameter errors as :meth:`fit`.
         """
         self._check_params()
+        deadline = TimeLimit(check_time_limit(self.time_limit))
         base = _MatrixCovariance(covariance, "covariance")
         n = base.n
         sd = np.sqrt(base.diag)
@@ -433,7 +442,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.n_features_in_ = n
         self.mean_ = mu
         self.scale_ = scale
-        return self._fit_operator(cov, n)
+        return self._fit_operator(cov, n, deadline)
 
     # -- transforming --------------------------------------------------------------
 

@@ -46,10 +46,13 @@ certificate says how far from ``psi_k`` an answer can be.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from ._limits import TimeLimit
 
 __all__: list[str] = []
 
@@ -324,16 +327,18 @@ class _Pool:
             S = T
         return S
 
-    def fill(self, S: NDArray[np.intp], value: float) -> tuple[NDArray[np.intp], float,
-                                                               NDArray[np.float64]]:
+    def fill(self, S: NDArray[np.intp], value: float,
+             limit: TimeLimit | None = None) -> tuple[NDArray[np.intp], float,
+                                                     NDArray[np.float64]]:
         """An equal-variance support whose vector has more nonzeros.
 
         ``S`` (``k`` features) reaches ``value`` with a vector of fewer than
         ``k`` nonzeros (see :func:`spread_top`).  Swaps (one feature out, one
         in) that keep the largest eigenvalue within ``DEGENERATE_RTOL`` of
         ``value`` (or raise it) are taken while they add nonzeros, at most
-        ``FILL_EVALS`` eigensolves in all.  Returns the support, the value
-        and the vector over it (pool positions, sorted).
+        ``FILL_EVALS`` eigensolves in all, and none once the caller's
+        ``limit`` has passed (checked between eigensolves).  Returns the
+        support, the value and the vector over it (pool positions, sorted).
         """
         S = np.sort(np.asarray(S, dtype=np.intp))
         val, v = spread_top(self.B[np.ix_(S, S)])
@@ -346,6 +351,8 @@ class _Pool:
             moved = False
             for i in outs:
                 for j in C:
+                    if limit is not None and limit.expired():
+                        return S, val, v
                     T = np.sort(np.append(np.delete(S, i), j))
                     evals += 1
                     t_val, t_v = spread_top(self.B[np.ix_(T, T)])
@@ -360,21 +367,32 @@ class _Pool:
                 break
         return S, val, v
 
-    def swaps(self, S: NDArray[np.intp]) -> Moves:
+    def swaps(self, S: NDArray[np.intp], limit: TimeLimit | None = None) -> Moves:
         """Best-improvement swap search: exchange one feature of ``S`` for one
-        outside while the top eigenvalue grows (by more than SWAP_RTOL)."""
+        outside while the top eigenvalue grows (by more than SWAP_RTOL).
+
+        With the caller's ``limit``, the search stops (keeping the best
+        support so far, ``k`` features like ``S``) once it has passed: it is
+        checked before every swap and between the removals a swap tries.
+        """
         S = np.sort(np.asarray(S, dtype=np.intp))
         cur, v = top_eig(self.B[np.ix_(S, S)])
         n_swaps = 0
         C = self._outside(S)
         while n_swaps < MAX_SWAPS and C.size and S.size:
+            if limit is not None and limit.expired():
+                break
             floor = cur * (1.0 + SWAP_RTOL) if cur > 0 else cur + SWAP_RTOL
             if S.size > SWAP_OUT:
                 outs = np.argsort(np.abs(v), kind="stable")[:SWAP_OUT]
             else:
                 outs = np.arange(S.size)
             best_out, best_in, best_val = -1, -1, floor
+            cut = False
             for i in outs:
+                if limit is not None and limit.expired():
+                    cut = True  # (the best swap of a partial scan is still taken)
+                    break
                 R = np.delete(S, i)
                 j, val = self._best_addition(R, C, best_val)
                 if j >= 0:
@@ -387,6 +405,8 @@ class _Pool:
                 break  # the predicted gain was rounding
             S, cur, v = T, new, w
             n_swaps += 1
+            if cut:
+                break
             C = self._outside(S)
         return Moves(S, float(cur), n_swaps)
 

@@ -73,7 +73,8 @@ def check_optimality_gap(value: Any, name: str = "optimality_gap") -> float | No
 
 
 class TimeLimit:
-    """A deadline ``seconds`` after construction (``None``: never).
+    """A deadline ``seconds`` after construction (``None``: never, and then
+    :func:`clock` is never read).
 
     Pass one object down a call tree so that nested solves share the caller's
     limit instead of each starting its own: :meth:`child` hands a part of the
@@ -84,7 +85,11 @@ class TimeLimit:
 
     def __init__(self, seconds: float | None = None, *, start: float | None = None) -> None:
         self.seconds = None if seconds is None or math.isinf(seconds) else float(seconds)
-        self.start = clock() if start is None else float(start)
+        # (without a deadline the clock is never read: elapsed() is then a
+        # measurement, on the stopwatch)
+        if start is None:
+            start = clock() if self.seconds is not None else stopwatch()
+        self.start = float(start)
         self.deadline = math.inf if self.seconds is None else self.start + self.seconds
 
     @classmethod
@@ -101,8 +106,8 @@ class TimeLimit:
         return self.seconds is not None
 
     def elapsed(self) -> float:
-        """Seconds since the limit started."""
-        return clock() - self.start
+        """Seconds since the limit started (a measurement without a deadline)."""
+        return (clock() if self.seconds is not None else stopwatch()) - self.start
 
     def remaining(self) -> float:
         """Seconds left (``inf`` without a limit, never negative)."""

@@ -326,6 +326,8 @@ class _Solver:
         self.work = 0.0
         self._rate: float | None = None
         self._rate_of_solves = False  # _rate measured on solves (else on eigensolves)
+        self._rate_size = 0  # features of the solve _rate was measured on
+        self._eig_rate: float | None = None  # the rate measured on eigensolves
         self._plan: tuple[float, NDArray[np.intp], NDArray[np.intp] | None, int] | None = None
         # (cached block, pool, its dense block) of the last pool formed
         self._pool: tuple[NDArray[np.float64], NDArray[np.intp],
@@ -489,7 +491,21 @@ class _Solver:
             # a rate measured on eigensolves only: a solve costs more per unit
             # of modelled work than they do (FIRST_SOLVE_FACTOR)
             per *= FIRST_SOLVE_FACTOR
-        return int(max((left / per - SOLVE_BASE) / SWEEP_COST, 0.0))
+        if not per > 0:
+            return self.max_sweeps  # (a clock that did not move: no rate to plan by)
+        sweeps = int(max((left / per - SOLVE_BASE) / SWEEP_COST, 0.0))
+        if (sweeps < 1 and self._rate_of_solves and size > RATE_REACH * self._rate_size
+                and self._eig_rate is not None
+                and left >= self._eig_rate * FIRST_SOLVE_FACTOR * float(size) ** 3
+                * (SOLVE_BASE + SWEEP_COST)):
+            # A rate measured on a much smaller solve, whose fixed cost
+            # dominates, overestimates this one (a 60-feature Gaussian
+            # covariance, k = 20, time_limit=10: solves over 1 and 2 features
+            # planned 0 sweeps over 60 and ended the search at 0.06 s): one
+            # sweep, which the solve's own check of the limit ends, if the
+            # rate of the eigensolves says it fits.
+            sweeps = 1
+        return sweeps
 
     def solve(self, lam: float, tol: float, max_sweeps: int | None = None,
               role: str = "search", give_up: bool = False,
@@ -542,6 +558,7 @@ class _Solver:
         if limit is not None and limit.limited and work > 0 and G.size >= RATE_MIN_SIZE:
             self._rate = (limit.elapsed() - started) / work
             self._rate_of_solves = True
+            self._rate_size = int(G.size)
         trial = LamTrial(lam=float(lam), cardinality=int(out.support.size),
                          sweeps=int(res.n_sweeps), seconds=time.perf_counter() - t0,
                          gap=float(res.gap), reduced_size=int(W.size), tol=tol,
@@ -593,6 +610,10 @@ class _Stop(Exception):  # noqa: N818 - a signal, not an error
 SOLVE_BASE = 2.0
 SWEEP_COST = 4.0
 
+
+# A rate measured on a solve over m features is trusted for solves over at
+# most this many times m features (see _Solver.sweeps_in_time).
+RATE_REACH = 2
 
 # Under a time limit, a solve is planned to end within this fraction of the
 # time left (the work model is rough: a one-sweep solve over all 500 features
@@ -710,7 +731,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             lam_rtol: float, max_sweeps: int, options: dict[str, Any],
             verbose: bool, solver: _Solver | None = None,
             limit: TimeLimit | None = None, budgeted: bool = True,
-            refine: bool = True) -> CardinalityResult:
+            refine: bool = True,
+            late_start: _Pick | None = None) -> CardinalityResult:
     """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
 
     A ``solver`` shared between searches (:func:`cardinality_path`) carries
@@ -719,7 +741,9 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     ``budgeted=False`` lifts the work budget and always searches (for a
     caller who wants the relaxation's own answer); ``refine=False`` skips the
     support refinement of the solve that confirms a ``k``-support (for a
-    caller whose branch and bound proves the answer).
+    caller whose branch and bound proves the answer).  ``late_start`` (a
+    smaller support of a path) is the first start of the answer when
+    ``limit`` has already passed: greedy steps from it are the answer then.
     """
     t_start = time.perf_counter()
     limit = TimeLimit(None) if limit is None else limit
@@ -762,11 +786,13 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             # of m features is m^3) measured here place the first solve.
             size = max(float(P.size), 1.0)
             solver._rate = (limit.elapsed() - started) / (max(len(soft), 1) * size**3)
+            solver._eig_rate = solver._rate
     started = limit.elapsed() if limit.limited else 0.0
-    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit)
+    prior = late_start if late_start is not None and limit.expired() else None
+    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit, prior=prior)
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
-    free, extra = _free_bounds(solver, k, early.covers)
+    free, extra = _free_bounds(solver, k, early.covers, limit)
     guide = list(extra)  # (the cuts whose slopes place the probes: not the soft ones)
     extra += soft
     work0 = solver.work
@@ -997,9 +1023,11 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         try:
             # The relaxation's supports as further starts (they win ties).
             other = _ksparse_support(solver, k, results, found, heuristics=False,
-                                     prior=early)
+                                     prior=early, limit=limit)
             if not early.variance > other.variance * (1 + _ksparse.SWAP_RTOL):
                 pick = other
+            if limit.expired():
+                raise _Stop(STATUS_TIME_LIMIT)  # (the pick may have been cut short)
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit, soft=soft)
         except _Stop as stop:
@@ -1149,8 +1177,21 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
     is the truncated power method from each of ``vectors`` (over the pool of
     :func:`_pool_block` without seeds); the support of a ``prior`` pick is
-    one more start (after the relaxation's)."""
+    one more start (after the relaxation's).
+
+    Once the caller's ``limit`` has passed, no further start is made, no
+    swap search goes on (see :meth:`spca._ksparse._Pool.swaps`) and the
+    best support completed so far is returned: one start is always
+    completed to ``k`` features (one of ``k`` features if there is one, else
+    the first: forward greedy selection from nothing when it is the only
+    one), however long that takes.
+    """
     d = solver.d
+
+    def late() -> bool:
+        """Whether the caller's limit has passed (never without one)."""
+        return limit is not None and limit.expired()
+
     starts: list[tuple[str, NDArray[np.intp]]] = []
     if found is not None:
         starts.append(("relaxation", found.support))
@@ -1189,7 +1230,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     e = np.zeros(pool.m)
     e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
     done: list[tuple[str, NDArray[np.intp]]] = []
+    ready = any(S.size == k for _, S in seeds)
     for name, S in seeds:
+        if late() and (done or (ready and S.size != k)):
+            continue  # (the first completed start, or one needing no completion)
         if S.size < k:
             S = pool.grow(S, k)
         elif S.size > k:
@@ -1197,9 +1241,9 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         done.append((name, S))
     # The truncated power method (Yuan & Zhang 2013; cheap: k columns of B
     # per step) from the feature of largest variance is one more start.
-    if heuristics or not done:
+    if (heuristics and not late()) or not done:
         done.append(("truncated power", pool.truncated_power(e, k)))
-    if heuristics and k > 1 and pool.m > k:
+    if heuristics and k > 1 and pool.m > k and not late():
         # From the feature whose k - 1 largest couplings are largest (a tight
         # cluster, e.g. duplicated features, that greedy selection from the
         # largest variance can miss), looked for among the CLUSTER_ROWS rows
@@ -1212,13 +1256,13 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
             axis=1)
         n_starts = CLUSTER_STARTS if solver.outside == 0 else 1
         for i in top[np.argsort(-rows, kind="stable")[:n_starts]]:
-            if limit is not None and limit.expired() and done[-1][0] == "truncated power":
-                break  # (one cluster start once the time limit has passed)
+            if late():
+                break
             g = np.zeros(pool.m)
             g[int(i)] = 1.0
             done.append(("truncated power", pool.truncated_power(g, k)))
     for x0 in vectors:
-        if x0.size == pool.m and np.any(x0):
+        if x0.size == pool.m and np.any(x0) and not late():
             done.append(("truncated power", pool.truncated_power(x0, k)))
     moves = _race(pool, k, done, limit)
     # The first start wins ties (the relaxation's own support first).
@@ -1227,13 +1271,15 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = other, mv
     # A last truncated-power start from the best component so far.
-    x = np.zeros(pool.m)
-    x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
-    S = pool.truncated_power(x, k)
-    if not np.array_equal(S, best.support) and (limit is None or not limit.expired()):
-        mv = pool.swaps(S) if k <= SWAPS_MAX else _ksparse.Moves(S, pool.variance(S), 0)
-        if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
-            name, best = "truncated power", mv
+    if not late():
+        x = np.zeros(pool.m)
+        x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
+        S = pool.truncated_power(x, k)
+        if not np.array_equal(S, best.support) and not late():
+            mv = (pool.swaps(S, limit) if k <= SWAPS_MAX
+                  else _ksparse.Moves(S, pool.variance(S), 0))
+            if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
+                name, best = "truncated power", mv
     origin = name + (f"+{best.swaps} swap{'s' if best.swaps != 1 else ''}" if best.swaps else "")
     # The loadings: a vector of the leading eigenspace on the support with as
     # many nonzeros as it allows (more than the one eigenvector LAPACK
@@ -1243,7 +1289,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     S = best.support
     variance, v = _ksparse.spread_top(B[np.ix_(S, S)])
     if np.count_nonzero(v) < k and k <= SWAPS_MAX:
-        T, t_val, t_v = pool.fill(S, variance)
+        T, t_val, t_v = pool.fill(S, variance, limit)
         if np.count_nonzero(t_v) > np.count_nonzero(v):
             S, variance, v = T, t_val, t_v
             origin += "+equal-variance swaps"
@@ -1276,7 +1322,7 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
           limit: TimeLimit | None = None) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
     the moves in the order of ``starts`` (see SWAP_RACE; after the best
-    start, none once ``limit`` has passed)."""
+    start, none once ``limit`` has passed; each stops when it passes)."""
     values = [pool.variance(S) for _, S in starts]
     out: list[_ksparse.Moves | None] = [None] * len(starts)
     best = -math.inf
@@ -1288,7 +1334,7 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
             out[i] = seen[key]
         elif (k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best
               and (best == -math.inf or limit is None or not limit.expired())):
-            out[i] = pool.swaps(S)
+            out[i] = pool.swaps(S, limit)
         else:
             out[i] = _ksparse.Moves(np.sort(S), values[i], 0)
         seen[key] = out[i]
@@ -1314,17 +1360,18 @@ def _work(trials: list[LamTrial]) -> float:
     return float(sum(t.sweeps * float(t.reduced_size) ** 2 for t in trials))
 
 
-def _free_bounds(solver: _Solver, k: int,
-                 covers: tuple[NDArray[np.float64], bool]) -> tuple[float, list[_ksparse.Cut]]:
+def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
+                 limit: TimeLimit | None = None) -> tuple[float, list[_ksparse.Cut]]:
     """The bounds that need no solve: the smallest of them, and the cut at
-    ``lam = 0`` (the largest eigenvalue) when it is computed."""
+    ``lam = 0`` (the largest eigenvalue) when it is computed (not once the
+    caller's ``limit`` has passed: it costs an eigensolve)."""
     d, floor = solver.d, solver.outside
     B, whole = covers
     extra: list[_ksparse.Cut] = []
     free = _ksparse.diagonal_bound(d, k, floor)
     if whole:
         free = min(free, _ksparse.gershgorin_bound(B, k))
-        if B.shape[0] <= EIG_BOUND_MAX:
+        if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)
             lmax, v = lambda_max_upper(B, vector=True)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
@@ -1637,7 +1684,12 @@ def dspca_cardinality(
         Seconds, counted from the call: the search returns by then (plus
         about one eigensolve of the covariance: the answer without a solve
         comes first) with ``k`` nonzero loadings, the best certified bound so
-        far and ``status="time_limit"`` if the limit ended it.  With
+        far and ``status="time_limit"`` if the limit ended it.  The starts
+        of the answer (forward greedy selection, truncated power iterations,
+        swaps) check the limit between their steps; the first one is always
+        completed, so a limit shorter than one forward greedy selection
+        returns that selection as soon as it exists, later than the limit,
+        with ``status="time_limit"``.  With
         ``optimality_gap`` it also ends the branch and bound (default 60 s
         there).  Ctrl-C during the relaxation's solves or the branch and
         bound returns the same best-so-far result with
@@ -1828,6 +1880,26 @@ def _next_limit(limit: TimeLimit, interrupted: bool) -> TimeLimit:
     return TimeLimit(0.0, start=-math.inf) if interrupted else limit
 
 
+# Under a time limit, each later search of a sequence (see _share) keeps this
+# fraction of the time left for itself. Equal shares (1 / stages) ended the
+# first of three components of the NYT sample's 500 words (k = 10,
+# time_limit=2) early: the call returned after 0.69 s, status time_limit,
+# where the whole search needs about 1.1 s.
+SHARE_RESERVE = 0.1
+
+
+def _share(limit: TimeLimit, stages: int) -> TimeLimit:
+    """The part of ``limit`` for the next of ``stages`` searches of a sequence
+    (the cardinalities of a path, the components of a deflation): the time
+    left but SHARE_RESERVE of it for each later search, and at least an
+    equal share, so that each later search still has time for its answer
+    (time a search leaves unused goes to the later ones); ``limit`` itself
+    for the last search or without a limit (no clock read)."""
+    if not limit.limited or stages <= 1:
+        return limit
+    return limit.child(max(1.0 / stages, 1.0 - SHARE_RESERVE * (stages - 1)))
+
+
 def _after(res: CardinalityResult, interrupted: bool) -> tuple[CardinalityResult, bool]:
     """``res`` marked interrupted when it or an earlier search of its sequence
     was, and whether the sequence is interrupted from here on."""
@@ -1992,10 +2064,16 @@ def cardinality_path(
     tol, max_solves, lam_rtol, max_sweeps, verbose :
         As for :func:`dspca_cardinality` (``max_solves`` per ``k``).
     time_limit : float, optional
-        Seconds for the whole path: once it has passed, the remaining
-        cardinalities get the answer and bounds that need no solve, and
-        their ``status`` (and :attr:`CardinalityPath.status`) is
+        Seconds for the whole path, counted from the call: each ``k`` gets the
+        time left but 10% of it for each later ``k`` (at least an equal
+        share; what it leaves unused goes to the later ones); once the
+        limit has passed, each remaining ``k`` gets the answer of the
+        previous ``k`` grown by forward greedy steps (no
+        solve, no swaps) and the bounds that need no solve, and its
+        ``status`` (and :attr:`CardinalityPath.status`) is
         ``"time_limit"``; Ctrl-C does the same with ``"interrupted"``.
+        These greedy steps for every ``k`` left are made however long they
+        take: a limit shorter than them returns as soon as they are done.
 
     Returns
     -------
@@ -2040,10 +2118,16 @@ def cardinality_path(
     solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
     results = []
     interrupted = False
-    for k in karr:
+    for i, k in enumerate(karr):
+        # (once the limit has passed, the answer of a k grows the last k's)
+        late = None if not results else _Pick(
+            results[-1].support, results[-1].loadings, results[-1].explained_variance,
+            f"grown from k={results[-1].k}", (np.zeros((0, 0)), False))
         r = _search(cov, int(k), tol=tol, search_tol=tol, max_solves=max_solves,
                     lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                    verbose=verbose, solver=solver, limit=_next_limit(limit, interrupted))
+                    verbose=verbose, solver=solver,
+                    limit=_share(_next_limit(limit, interrupted), karr.size - i),
+                    late_start=late)
         r, interrupted = _after(r, interrupted)
         results.append(r)
     # The solves of the later searches are cuts of the earlier ones too.

@@ -114,9 +114,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--tol", type=_tol, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
-                   help="seconds for the searches after the corpus passes: the topics "
-                        "and certified bounds found by then are printed, and the summary "
-                        "says the limit ended a search (default: none)")
+                   help="seconds for the whole run, counted from its start (the first "
+                        "corpus passes are made however long they take): the topics and "
+                        "certified bounds found by then are printed, and the summary says "
+                        "the limit ended a search (default: none)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],
                    default="table",
                    help="output format (default: table); table and markdown print the word "

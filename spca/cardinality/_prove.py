@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import _limits
+from .._bca import ConvergenceWarning
 from .._certificate import bound_margin
 from ._search import branch_and_bound
 
@@ -49,8 +51,13 @@ def _bound_below(Sigma: np.ndarray, j: int, target: float, limit: _limits.TimeLi
     ``target`` if it can be: the certificate of :func:`spca.dspca_cardinality`
     at ``j``, else a branch and bound at ``j`` (to the gap PROBE_GAP, probed
     with the bound at ``j - 1``, recursively).  ``search`` is
-    :func:`spca.dspca_cardinality` (passed in: spca._path imports this module)."""
-    res = search(Sigma, j)
+    :func:`spca.dspca_cardinality` (passed in: spca._path imports this module),
+    run within the time ``limit`` leaves (its own warning, if the limit ends
+    it, is not the caller's: the proof's status says so)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = search(Sigma, j, time_limit=max(limit.remaining(), 1e-9)
+                     if limit.limited else None)
     ub = res.variance_upper_bound
     if ub < target * (1.0 - PROBE_MARGIN) or j == 1 or limit.expired():
         return ub

@@ -108,7 +108,7 @@ class _Search:
         self.limit = limit
         self.verbose = verbose
         self.d = np.ascontiguousarray(np.diag(B))
-        self.inc = Incumbent(B, k)
+        self.inc = Incumbent(B, k, limit if limit.limited else None)
         self.heap: list[Node] = []
         self.closed = -math.inf  # largest bound of a node closed without branching
         self.root_bound = math.inf
@@ -187,7 +187,9 @@ class _Search:
     def root_lam(self, BN: NDArray[np.float64], N: NDArray[np.intp], v: NDArray[np.float64],
                  lam0: float) -> tuple[float, NDArray[np.float64], float]:
         """Minimise ``phi(lam) + lam k`` over ``lam`` (golden section in
-        ``log lam``, warm-started): ``(bound, multiplier, lam)``."""
+        ``log lam``, warm-started): ``(bound, multiplier, lam)``; the best of
+        the ``lam`` evaluated so far once the caller's limit has passed
+        (every one bounds the root)."""
         k = self.k
         mask = np.zeros(N.size, dtype=bool)
         dN = np.sort(self.d[N])[::-1]
@@ -226,7 +228,7 @@ class _Search:
         t0 = math.log(lam0)
         f0 = h(math.exp(t0))
         t1 = min(t0 + step, b_lim)
-        f1 = h(math.exp(t1)) if t1 > t0 else math.inf
+        f1 = h(math.exp(t1)) if t1 > t0 and not self.limit.expired() else math.inf
         if f1 < f0:
             a, b, fb_ = t0, t1, f1
             direction = 1.0
@@ -235,6 +237,10 @@ class _Search:
             direction = -1.0
         n_eval = 2
         while n_eval < LAM_STEPS:
+            if self.limit.expired():
+                n_eval = LAM_STEPS
+                c = b
+                break
             t = min(max(b + direction * step, a_lim), b_lim)
             if t == b:
                 c = b
@@ -249,7 +255,7 @@ class _Search:
             c = b
         lo_t, hi_t = sorted((a, c)) if n_eval < LAM_STEPS else (b, b)
         g = (math.sqrt(5) - 1) / 2
-        while n_eval < LAM_STEPS and hi_t - lo_t > 1e-3:
+        while n_eval < LAM_STEPS and hi_t - lo_t > 1e-3 and not self.limit.expired():
             # probe the larger half of [lo_t, hi_t] around b
             t = b + (1 - g) * ((hi_t - b) if hi_t - b > b - lo_t else (lo_t - b))
             ft = h(math.exp(t))
@@ -427,6 +433,10 @@ class _Search:
         return status
 
 
+class _Expired(Exception):  # noqa: N818 - a signal, not an error
+    """The caller's time limit passed before the root was searched."""
+
+
 def _progress_bar(limit: _limits.TimeLimit) -> Any:
     """A tqdm bar on a terminal (shown after BAR_DELAY seconds), else ``None``."""
     if not getattr(sys.stderr, "isatty", lambda: False)():
@@ -468,6 +478,11 @@ def branch_and_bound(Sigma: NDArray[np.float64], k: int, *, optimality_gap: floa
     search.bar = _progress_bar(limit)
     try:
         search.inc.starts()
+        if limit.limited and limit.expired() and search.inc.support.size == k:
+            # no time for the probing and the root (an eigensolve and a solve
+            # over every feature): the incumbent, under the bound given
+            search.close(search.root_bound)
+            raise _Expired
         # Probing: drop every feature whose supports cannot beat the incumbent.
         beta = min(below, _bounds.trace_bound(d[:0], d, k - 1))
         if k > 1:
@@ -480,6 +495,8 @@ def branch_and_bound(Sigma: NDArray[np.float64], k: int, *, optimality_gap: floa
         if (~keep).any():
             search.close(float(fb[~keep].max()))
         status = search.run(root.astype(np.intp), lam0)
+    except _Expired:
+        status = _limits.STATUS_TIME_LIMIT
     except KeyboardInterrupt:
         if search.inc.support.size != k:
             raise

@@ -7,7 +7,9 @@ eigenvector of the dual matrix) and improves the new supports it finds by the
 swaps of :class:`spca._ksparse._Pool` (one feature out, one in, while the
 largest eigenvalue grows).  The search starts from the best of the caller's
 support, forward greedy selection and truncated power iterations, each
-improved by swaps.
+improved by swaps.  Under the caller's time limit (``limit``) no start is
+begun and no swap search goes on once it has passed, as soon as one
+``k``-support is at hand.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _ksparse
+from .. import _ksparse, _limits
 
 __all__: list[str] = []
 
@@ -35,9 +37,11 @@ SEEDS = 16
 
 class Incumbent:
     """The best support found so far, over a candidate pool ``P`` (positions in
-    ``Sigma``) whose block is ``B``."""
+    ``Sigma``) whose block is ``B``; ``limit`` is the caller's time limit
+    (none: no decision reads the clock)."""
 
-    def __init__(self, B: NDArray[np.float64], k: int) -> None:
+    def __init__(self, B: NDArray[np.float64], k: int,
+                 limit: _limits.TimeLimit | None = None) -> None:
         self.pool = _ksparse._Pool(B)
         self.B = B
         self.k = k
@@ -47,6 +51,12 @@ class Incumbent:
         self.n_swaps = 0
         self.n_calls = 0
         self.n_nodes = 0
+        self.limit = limit
+
+    def late(self) -> bool:
+        """Whether a support is at hand and the caller's limit has passed."""
+        return (self.support.size > 0 and self.limit is not None
+                and self.limit.expired())
 
     def offer(self, S: NDArray[np.intp], improve: bool = True) -> bool:
         """Evaluate the support ``S`` (pool positions), improve it by swaps if it is
@@ -60,7 +70,7 @@ class Incumbent:
             improve = False
         if improve:
             self.n_calls += 1
-            mv = self.pool.swaps(S)
+            mv = self.pool.swaps(S, self.limit)
             self.n_swaps += mv.swaps
             S, val = mv.support, mv.variance
             self.seen.add(S.tobytes())
@@ -80,17 +90,27 @@ class Incumbent:
 
     def starts(self) -> None:
         """Greedy selection (from nothing, and from each of the SEEDS features of
-        largest variance) and two truncated-power starts, each with swaps."""
+        largest variance) and two truncated-power starts, each with swaps; the
+        ones after the first complete support are skipped once the limit has
+        passed."""
         k, pool = self.k, self.pool
+        if self.late():
+            return
         self.offer(pool.grow(np.zeros(0, dtype=np.intp), k))
         if k > 1:
             order = np.argsort(-np.where(pool.usable, pool.d, -np.inf), kind="stable")
             for j in order[:min(SEEDS, int(pool.usable.sum()))]:
+                if self.late():
+                    return
                 S = pool.grow(np.array([j], dtype=np.intp), k)
                 self.offer(S, improve=self.worth(S))
+        if self.late():
+            return
         e = np.zeros(pool.m)
         e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
         self.offer(pool.truncated_power(e, k))
+        if self.late():
+            return
         x = np.zeros(pool.m)
         x[self.support] = _ksparse.top_eig(self.B[np.ix_(self.support, self.support)])[1]
         self.offer(pool.truncated_power(x, k))

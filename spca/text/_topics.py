@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._limits import TimeLimit, check_time_limit
+from .._bca import ConvergenceWarning
+from .._limits import STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
@@ -266,9 +267,14 @@ def sparse_topics(
     client : dask.distributed.Client, optional
         The cluster for the passes; giving it implies ``backend="dask"``.
     time_limit : float, optional
-        Seconds for the cardinality searches of all components (the corpus
-        passes are not limited): see :func:`spca.sparse_components`;
-        ``status`` says whether the limit (or Ctrl-C) ended one.
+        Seconds for the whole call, counted from its start: the corpus passes
+        use part of it (the first statistics pass and the first candidate
+        covariance are made however long they take: no answer exists
+        without them), the cardinality searches of all components get the
+        rest (see :func:`spca.sparse_components`), and no larger candidate
+        round is started once it has passed.  ``status`` is ``"time_limit"``
+        when the limit ended a search or a larger round (or
+        ``"interrupted"`` after Ctrl-C).
 
     Returns
     -------
@@ -301,6 +307,8 @@ def sparse_topics(
             f"max_candidates must be >= cardinality ({cardinality}), got {max_candidates}"
         )
     seconds = check_time_limit(time_limit)
+    # (the limit counts from here: the corpus passes too)
+    limit = TimeLimit(seconds)
     t0 = time.perf_counter()
     stats = word_statistics(source, transform, normalize, progress=progress,
                             backend=backend, client=client)
@@ -316,7 +324,7 @@ def sparse_topics(
             f"({positive}), got {cardinality}"
         )
     N = min(max(n_candidates, cardinality), positive, max_candidates)
-    limit = TimeLimit(seconds)
+    status_cut: str | None = None
     t_pass2 = t_solve = 0.0
     rounds = 0
     capped = ""
@@ -355,6 +363,16 @@ def sparse_topics(
         lam_min = min((c.lam for c in comps.components), default=0.0)
         short = len(comps.components) < n_components  # deflation ran out of candidates
         if left_out <= lam_min and not short:
+            break
+        if limit.expired():
+            # no time for a larger round: this round's topics stand (their
+            # certified ratios hold for the whole vocabulary, see above)
+            status_cut = STATUS_TIME_LIMIT
+            warnings.warn(
+                f"time_limit: no time left for a larger candidate round ({N} candidate "
+                f"words, some left out have variance above lam={lam_min:.6g}): the "
+                f"topics are the best among the candidates, their certified ratios hold "
+                f"for the whole vocabulary", ConvergenceWarning, stacklevel=2)
             break
         # Some left-out word has variance above a penalty used (or the
         # candidates ran out): enlarge, up to max_candidates.
@@ -414,7 +432,7 @@ def sparse_topics(
         explained_variance_ratio=float(cum / total_var) if total_var > 0 else 0.0,
         timings={"pass1": t1 - t0, "pass2": t_pass2, "solve": t_solve, "total": t2 - t0},
         message="; ".join(m for m in (capped, comps.message) if m),
-        status=comps.status,
+        status=comps.status or status_cut,
     )
 
 

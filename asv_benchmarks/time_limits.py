@@ -1,0 +1,126 @@
+"""How far past ``time_limit=t`` every entry point returns (issue 27).
+
+For each set and entry point, at ``t`` in 1e-6, 0.02, 0.05, 0.1, 0.25, 0.5, 1
+and 2 s, one line: the seconds the call took and their ratio to
+``1.1 t + eigvalsh`` (the issue's promise; ``eigvalsh`` of the set's matrix,
+the fastest of three, timed in the same process), the result's status and
+``OVER`` when the ratio exceeds 1.  ``t = 1e-6`` shows the work made however
+short the limit (the first answer: one forward greedy selection per search,
+the covariance blocks, the corpus passes).  Each entry point is called once
+before its lines (imports, first-call initialisation).
+
+Sets:
+
+* ``nyt500`` -- correlations of the 500 words of largest variance of the
+  bundled NYT sample, k = 10; also ``SparsePCA.fit`` on those word counts and
+  ``sparse_topics`` on the whole sample (defaults);
+* ``nyt3012`` -- covariance of every word of the sample with positive
+  variance (3,002), k = 10;
+* ``corr1000`` -- :func:`spca.datasets.make_correlation_few_samples` with
+  1,000 features and 64 samples, k = 50;
+* ``gauss60`` -- sample covariance of 300 draws of 60 independent standard
+  normals, k = 20; ``cardinality_path`` over k = 1..60.
+
+Entry points: ``dspca_cardinality`` (also with ``optimality_gap=1e-4``),
+``cardinality_path`` (k/2 and k, or the path above), ``sparse_components``
+and ``SparsePCA(3, cardinality=k).fit_covariance`` (3 components).
+
+Run with one BLAS thread::
+
+    OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py nyt500 gauss60 corr1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import spca
+from spca.datasets import load_nytimes_sample, make_correlation_few_samples
+from spca.text import sparse_topics
+
+LIMITS = (1e-6, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
+
+
+def eigvalsh_seconds(S: np.ndarray) -> float:
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.linalg.eigvalsh(S)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def entry_points(S: np.ndarray, k: int, X: Any, corpus: Any,
+                 path_ks: list[int] | None) -> dict[str, Callable[[float], Any]]:
+    calls: dict[str, Callable[[float], Any]] = {
+        "dspca_cardinality": lambda t: spca.dspca_cardinality(S, k, time_limit=t),
+        "dspca_cardinality+gap": lambda t: spca.dspca_cardinality(
+            S, k, optimality_gap=1e-4, time_limit=t),
+        "cardinality_path": lambda t: spca.cardinality_path(
+            S, path_ks or [max(k // 2, 1), k], time_limit=t),
+        "sparse_components": lambda t: spca.sparse_components(
+            S, 3, cardinality=k, time_limit=t),
+        "SparsePCA.fit_covariance": lambda t: spca.SparsePCA(
+            3, cardinality=k, time_limit=t).fit_covariance(S),
+    }
+    if X is not None:
+        calls["SparsePCA.fit"] = lambda t: spca.SparsePCA(
+            3, cardinality=k, time_limit=t).fit(X)
+    if corpus is not None:
+        calls["sparse_topics"] = lambda t: sparse_topics(corpus, time_limit=t)
+    return calls
+
+
+def run(name: str, S: np.ndarray, k: int, X: Any = None, corpus: Any = None,
+        path_ks: list[int] | None = None) -> None:
+    te = eigvalsh_seconds(S)
+    print(f"# {name}: n={S.shape[0]} k={k} eigvalsh={te:.4f}s", flush=True)
+    for entry, call in entry_points(S, k, X, corpus, path_ks).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call(LIMITS[1])
+            for t in LIMITS:
+                t0 = time.perf_counter()
+                out = call(t)
+                elapsed = time.perf_counter() - t0
+                status = getattr(out, "status_", None) or getattr(out, "status", None)
+                ratio = elapsed / (1.1 * t + te)
+                print(f"{name:10s} {entry:26s} t={t:<7g} elapsed={elapsed:8.3f} "
+                      f"ratio={ratio:6.2f} status={status} {'OVER' if ratio > 1 else 'ok'}",
+                      flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sets", nargs="*", default=["nyt500", "gauss60", "corr1000"],
+                        choices=["nyt500", "nyt3012", "corr1000", "gauss60"])
+    args = parser.parse_args()
+    corpus = counts = None
+    if any(s.startswith("nyt") for s in args.sets):
+        corpus = load_nytimes_sample()
+        counts = corpus.counts.toarray()
+    for s in args.sets:
+        if s == "nyt500":
+            assert counts is not None
+            top = np.argsort(counts.var(axis=0))[::-1][:500]
+            run(s, np.corrcoef(counts[:, top], rowvar=False), 10, X=counts[:, top],
+                corpus=corpus.counts if corpus is not None else None)
+        elif s == "nyt3012":
+            assert counts is not None
+            keep = np.flatnonzero(counts.var(axis=0) > 0)
+            run(s, np.cov(counts[:, keep], rowvar=False), 10)
+        elif s == "corr1000":
+            run(s, make_correlation_few_samples(1000, 64), 50)
+        else:
+            A = np.random.default_rng(0).standard_normal((300, 60))
+            run(s, np.cov(A, rowvar=False), 20, X=A, path_ks=list(range(1, 61)))
+
+
+if __name__ == "__main__":
+    main()
