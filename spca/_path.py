@@ -925,7 +925,12 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         # The best so far: the bound from the solves made, no more work.
         bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                     limit=limit, probes=False)
-        message += f"; {_STOP_REASONS[status]}: the best answer and bound so far"
+        said = _STOP_REASONS[status]
+        if said in message:
+            # (the stop ended the solves: the message says why once)
+            message = message.replace(said, f"{said}: the best answer and bound so far", 1)
+        else:
+            message += f"; {said}: the best answer and bound so far"
     elif not results:
         bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                     limit=limit, probes=not certified)
