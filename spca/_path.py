@@ -320,6 +320,12 @@ class _Solver:
         self._restricted: dict[int, tuple[DSPCAResult, NDArray[np.intp], NDArray[np.float64],
                                           int]] = {}
         self.trials: list[LamTrial] = []
+        # Cuts that need no solve (the largest eigenvalue, soft-thresholded
+        # eigensolves): like the solves' cuts, valid for every k
+        self.free_cuts: list[_ksparse.Cut] = []
+        # ... of which these place probes (a soft-thresholded cut's slope is
+        # not phi's)
+        self.guide_cuts: list[_ksparse.Cut] = []
         # Modelled work of the solves made (see solve_work), and the seconds
         # per unit of it that a caller's time limit measured (None before the
         # first timed solve).
@@ -676,14 +682,17 @@ def _predict(trials: list[LamTrial], target: float) -> float | None:
 def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solves: int,
             lam_rtol: float, max_sweeps: int, options: dict[str, Any],
             verbose: bool, solver: _Solver | None = None,
-            limit: TimeLimit | None = None, budgeted: bool = True) -> CardinalityResult:
+            limit: TimeLimit | None = None, budgeted: bool = True,
+            neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = ()) -> CardinalityResult:
     """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
 
     A ``solver`` shared between searches (:func:`cardinality_path`) carries
     its warm starts and its solves, which are cuts of every ``k``'s bound.
     ``limit`` is the caller's time limit (shared by every search of a call);
     ``budgeted=False`` lifts the work budget and always searches (for a
-    caller who wants the relaxation's own answer).
+    caller who wants the relaxation's own answer); ``neighbours`` are
+    further starts of the answer (``(origin, support)``: the supports that
+    :func:`cardinality_path` found for other ``k``).
     """
     t_start = time.perf_counter()
     limit = TimeLimit(None) if limit is None else limit
@@ -727,12 +736,15 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             size = max(float(P.size), 1.0)
             solver._rate = (limit.elapsed() - started) / (max(len(soft), 1) * size**3)
     started = limit.elapsed() if limit.limited else 0.0
-    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit)
+    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit,
+                             extra=neighbours)
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers)
     guide = list(extra)  # (the cuts whose slopes place the probes: not the soft ones)
+    solver.guide_cuts += guide
     extra += soft
+    solver.free_cuts += extra
     work0 = solver.work
     budget = max(SEARCH_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
 
@@ -1054,13 +1066,15 @@ def _pool_block(solver: _Solver, k: int,
 def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      found: DSPCAResult | None, heuristics: bool = True,
                      vectors: tuple[NDArray[np.float64], ...] = (),
-                     prior: _Pick | None = None, limit: TimeLimit | None = None) -> _Pick:
+                     prior: _Pick | None = None, limit: TimeLimit | None = None,
+                     extra: tuple[tuple[str, NDArray[np.intp]], ...] = ()) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
     by swaps; forward greedy selection and the truncated power method are
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
     is the truncated power method from each of ``vectors`` (over the pool of
     :func:`_pool_block` without seeds); the support of a ``prior`` pick is
-    one more start (after the relaxation's)."""
+    one more start (after the relaxation's), and so is each ``(origin,
+    support)`` of ``extra`` (after every other start)."""
     d = solver.d
     starts: list[tuple[str, NDArray[np.intp]]] = []
     if found is not None:
@@ -1076,7 +1090,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
             starts.append((f"pruned from {r.support.size}", r.support))
     if prior is not None:
         starts.append((prior.origin.split("+")[0], prior.support))
-    P, B_raw = _pool_block(solver, k, [S for _, S in starts])
+    P, B_raw = _pool_block(solver, k, [S for _, S in (*starts, *extra)])
     # The moves work in units of the pool's largest variance, scaled by a
     # power of two (exact): the secular equation squares couplings, which
     # underflow (or overflow) at the ends of the accepted range of variances.
@@ -1108,7 +1122,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         done.append((name, S))
     # The truncated power method (Yuan & Zhang 2013; cheap: k columns of B
     # per step) from the feature of largest variance is one more start.
-    if heuristics or not done:
+    if heuristics or not (done or extra):
         done.append(("truncated power", pool.truncated_power(e, k)))
     if heuristics and k > 1 and pool.m > k:
         # From the feature whose k - 1 largest couplings are largest (a tight
@@ -1131,6 +1145,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     for x0 in vectors:
         if x0.size == pool.m and np.any(x0):
             done.append(("truncated power", pool.truncated_power(x0, k)))
+    for name, S in extra:  # (last: they win no ties)
+        S = np.searchsorted(P, S)
+        done.append((name, pool.grow(S, k) if S.size < k else
+                     pool.prune(S, k) if S.size > k else S))
     moves = _race(pool, k, done, limit)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
@@ -1694,6 +1712,61 @@ def _warn_unfinished(results: list[tuple[str, CardinalityResult]],
                   ConvergenceWarning, stacklevel=stacklevel)
 
 
+# Probes of each k's bound after the searches of cardinality_path (placed by
+# the tangents of every solve of the path), each solved to PATH_TOL within
+# PATH_SWEEPS sweeps.  (A 60-feature Gaussian covariance, k = 1..60: without
+# them the path certified less than 9a149b6's searches, which made twice as
+# many solves, at 26 of the 60 k.)
+PATH_PROBES = 10
+PATH_TOL = 1e-6
+PATH_RTOL = 1e-5
+PATH_SWEEPS = 50
+
+
+def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
+    """At most PATH_PROBES solves for ``k``'s bound: at the ``lam`` of its best
+    cut when that solve was rough (its gap above PATH_TOL: a bound and a
+    slope both off), else where the path's cuts say it may drop by more than
+    PATH_RTOL (see :func:`spca._ksparse.next_probe`)."""
+    d = solver.d
+    low = solver.outside
+    if 0 <= solver._lam_block < math.inf:
+        m = PROBE_GROWTH * solver._idx.size
+        ds = np.sort(d)[::-1]
+        low = max(low, float(ds[m]) if m < ds.size else 0.0)
+    for _ in range(PATH_PROBES):
+        trials = [t for t in solver.trials
+                  if t.lam >= solver.outside and math.isfinite(t.upper_bound)]
+        if not trials:
+            return
+        best = min(trials, key=lambda t: t.upper_bound + t.lam * k)
+        if best.gap > PATH_TOL and not any(t.lam == best.lam and t.gap <= PATH_TOL
+                                           for t in trials):
+            lam: float | None = best.lam
+        else:
+            cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials]
+            lam = _ksparse.next_probe(cuts + solver.guide_cuts, k, low, float(d.max()),
+                                      PATH_RTOL)
+        if lam is None or lam >= float(d.max()):
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EmptyProblemWarning)
+            solver.solve(lam, PATH_TOL, PATH_SWEEPS, role="bound", limit=limit)
+
+
+def _from_after(solver: _Solver, r: CardinalityResult,
+                after: CardinalityResult) -> CardinalityResult:
+    """``r`` with the support of ``after`` (a larger ``k``) pruned to ``r.k`` and
+    improved by swaps, if that does better."""
+    pick = _ksparse_support(solver, r.k, [], None, heuristics=False,
+                            extra=((f"from k={after.k}", after.support),))
+    if not pick.variance > r.explained_variance * (1 + _ksparse.SWAP_RTOL):
+        return r
+    return dataclasses.replace(
+        r, support=pick.support, loadings=pick.loadings, explained_variance=pick.variance,
+        origin=pick.origin, variance_upper_bound=max(r.variance_upper_bound, pick.variance))
+
+
 @dataclass(frozen=True, repr=False)
 class CardinalityPath:
     """Result of :func:`cardinality_path`: one k-sparse component per ``k``.
@@ -1877,24 +1950,52 @@ def cardinality_path(
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={int(karr[-1])}")
     _check_psd_once(cov)
     solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
-    results = []
+    results: list[CardinalityResult] = []
     interrupted = False
     for k in karr:
+        # The support of the k before is one more start (grown to k).
+        before = ((f"from k={results[-1].k}", results[-1].support),) if results else ()
         r = _search(cov, int(k), tol=tol, search_tol=tol, max_solves=max_solves,
                     lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                    verbose=verbose, solver=solver, limit=_next_limit(limit, interrupted))
+                    verbose=verbose, solver=solver, limit=_next_limit(limit, interrupted),
+                    neighbours=before)
         r, interrupted = _after(r, interrupted)
         results.append(r)
-    # The solves of the later searches are cuts of the earlier ones too.
+    # The support of the k after, pruned to k (no solve), where it does
+    # better; and probes of every k's bound, placed by all the path's cuts
+    # (skipped once the time limit has passed or after Ctrl-C).
+    probed = 0
+    try:
+        for i in range(len(results) - 2, -1, -1):
+            if interrupted or limit.expired():
+                break
+            results[i] = _from_after(solver, results[i], results[i + 1])
+        for r in results:
+            if interrupted or limit.expired():
+                break
+            _probe_path(solver, r.k, limit)
+            probed += 1
+    except _Stop:
+        pass  # (the time limit: each k keeps the bound of the solves made)
+    except KeyboardInterrupt:
+        interrupted = True
+    if interrupted:
+        # (the k not probed: their searches ended, their bounds did not)
+        results = results[:probed] + [_after(r, True)[0] for r in results[probed:]]
+    # The solves of the later searches are cuts of the earlier ones too, and
+    # so are the cuts that needed no solve.
     cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
             if t.lam >= solver.outside and math.isfinite(t.upper_bound)]
+    cuts += solver.free_cuts
     final = []
     for r in results:
         bound, lam = _ksparse.bound_from_cuts(cuts, r.k)
         bound = _certified(bound, r.k, r.explained_variance)
         if bound < r.variance_upper_bound:
             r = dataclasses.replace(r, variance_upper_bound=bound, bound_lam=lam)
-        final.append(r)
+        head = r.message.rsplit("; support: ", 1)[0]
+        final.append(dataclasses.replace(r, message=(
+            f"{head}; support: {r.origin}, certified ratio {r.certified_ratio:.4f}")))
     _warn_unfinished([(f"k={r.k}", r) for r in final], None, stacklevel=3)
     return CardinalityPath(ks=karr, results=tuple(final), n_solves=len(solver.trials),
                            seconds=time.perf_counter() - t0)

@@ -367,3 +367,20 @@ def test_nyt_cardinality_path_survives_a_working_set_losing_definiteness():
     assert [int(s.size) for s in path.supports] == list(range(9, 16))
     assert np.all(path.variances <= path.variance_upper_bounds * (1 + 1e-9))
     assert np.all(np.diff(path.variances) > 0)
+
+
+@pytest.mark.parametrize(("k", "variance"), [(4, 1.0075), (5, 1.1276)])
+def test_nyt_default_search_finds_the_sports_set(k, variance):
+    # Issue #30: the covariance of the counts (ddof = 0), all 3,012 words;
+    # the optimum (proven by the branch and bound) is the sports set, which
+    # the default search (no optimality_gap) must find.
+    from spca.datasets import load_nytimes_sample
+
+    corpus = load_nytimes_sample()
+    X = corpus.counts.toarray().astype(float)
+    X -= X.mean(axis=0)
+    S = X.T @ X / X.shape[0]
+    res = spca.dspca_cardinality(S, k)
+    assert {"game", "play", "season", "team"} <= set(corpus.vocabulary[res.support])
+    assert res.explained_variance >= variance - 1e-4
+    assert res.explained_variance <= res.variance_upper_bound
