@@ -1067,14 +1067,16 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      found: DSPCAResult | None, heuristics: bool = True,
                      vectors: tuple[NDArray[np.float64], ...] = (),
                      prior: _Pick | None = None, limit: TimeLimit | None = None,
-                     extra: tuple[tuple[str, NDArray[np.intp]], ...] = ()) -> _Pick:
+                     extra: tuple[tuple[str, NDArray[np.intp]], ...] = (),
+                     against: float = -math.inf) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
     by swaps; forward greedy selection and the truncated power method are
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
     is the truncated power method from each of ``vectors`` (over the pool of
     :func:`_pool_block` without seeds); the support of a ``prior`` pick is
     one more start (after the relaxation's), and so is each ``(origin,
-    support)`` of ``extra`` (after every other start)."""
+    support)`` of ``extra`` (after every other start); a start more than
+    SWAP_RACE below the variance ``against`` gets no swaps."""
     d = solver.d
     starts: list[tuple[str, NDArray[np.intp]]] = []
     if found is not None:
@@ -1149,7 +1151,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         S = np.searchsorted(P, S)
         done.append((name, pool.grow(S, k) if S.size < k else
                      pool.prune(S, k) if S.size > k else S))
-    moves = _race(pool, k, done, limit)
+    moves = _race(pool, k, done, limit, against * f)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
     for other, mv in moves[1:]:
@@ -1159,7 +1161,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     x = np.zeros(pool.m)
     x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
     S = pool.truncated_power(x, k)
-    if not np.array_equal(S, best.support) and (limit is None or not limit.expired()):
+    if (not np.array_equal(S, best.support) and (limit is None or not limit.expired())
+            and pool.variance(S) >= (1.0 - SWAP_RACE) * against * f):
         mv = pool.swaps(S) if k <= SWAPS_MAX else _ksparse.Moves(S, pool.variance(S), 0)
         if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
             name, best = "truncated power", mv
@@ -1202,13 +1205,15 @@ SWAP_RACE = 0.01
 
 
 def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]]],
-          limit: TimeLimit | None = None) -> list[tuple[str, _ksparse.Moves]]:
+          limit: TimeLimit | None = None,
+          against: float = -math.inf) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
     the moves in the order of ``starts`` (see SWAP_RACE; after the best
-    start, none once ``limit`` has passed)."""
+    start, none once ``limit`` has passed; ``against``: a variance already
+    reached, in the pool's units)."""
     values = [pool.variance(S) for _, S in starts]
     out: list[_ksparse.Moves | None] = [None] * len(starts)
-    best = -math.inf
+    best = against
     seen: dict[bytes, _ksparse.Moves] = {}
     for i in sorted(range(len(starts)), key=lambda i: -values[i]):
         S = starts[i][1]
@@ -1740,8 +1745,11 @@ def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
         if not trials:
             return
         best = min(trials, key=lambda t: t.upper_bound + t.lam * k)
-        if best.gap > PATH_TOL and not any(t.lam == best.lam and t.gap <= PATH_TOL
-                                           for t in trials):
+        # (re-solved once, with the support refinement, which tightens the
+        # dual of a rank-one optimum)
+        refine = best.gap > PATH_TOL and not any(t.lam == best.lam and t.tol <= PATH_TOL
+                                                 for t in trials)
+        if refine:
             lam: float | None = best.lam
         else:
             cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials]
@@ -1751,7 +1759,8 @@ def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
             return
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EmptyProblemWarning)
-            solver.solve(lam, PATH_TOL, PATH_SWEEPS, role="bound", limit=limit)
+            solver.solve(lam, PATH_TOL, PATH_SWEEPS, role="bound", limit=limit,
+                         refine=refine)
 
 
 def _from_after(solver: _Solver, r: CardinalityResult,
@@ -1759,7 +1768,8 @@ def _from_after(solver: _Solver, r: CardinalityResult,
     """``r`` with the support of ``after`` (a larger ``k``) pruned to ``r.k`` and
     improved by swaps, if that does better."""
     pick = _ksparse_support(solver, r.k, [], None, heuristics=False,
-                            extra=((f"from k={after.k}", after.support),))
+                            extra=((f"from k={after.k}", after.support),),
+                            against=r.explained_variance)
     if not pick.variance > r.explained_variance * (1 + _ksparse.SWAP_RTOL):
         return r
     return dataclasses.replace(
