@@ -113,9 +113,10 @@ class CardinalityResult:
         ``lam``), ``"grown from m"`` / ``"pruned from m"`` (the relaxation's
         path jumps over ``k``: the support of ``m`` nonzeros next to ``k``
         was completed greedily / pruned), ``"greedy"`` (forward greedy
-        selection did better than both) or ``"truncated power"``;
-        ``"+s swaps"`` when a local search then exchanged features ``s``
-        times.
+        selection did better than both), ``"truncated power"`` or, in
+        :func:`cardinality_path`, ``"from k=m"`` (the support found for
+        another ``k = m``, grown or pruned); ``"+s swaps"`` when a local
+        search then exchanged features ``s`` times.
     variance_upper_bound : float
         Certified upper bound on ``max x' Sigma x`` over unit ``x`` with at
         most ``k`` nonzeros (see Notes of :func:`dspca_cardinality`),
@@ -1901,8 +1902,14 @@ def cardinality_path(
 
     Runs :func:`dspca_cardinality` for every ``k`` of ``ks`` with one solver:
     each search is warm-started from the solves of the others, and every
-    solve of any ``k`` is a cut of every ``k``'s certificate
-    ``min_lam U(lam) + lam k``.
+    solve of any ``k`` (and every cut that needs no solve) is a cut of every
+    ``k``'s certificate ``min_lam U(lam) + lam k``.  The support found for
+    the ``k`` before is one more start of each search (grown to ``k``); the
+    support of the ``k`` after, pruned to ``k`` and improved by swaps,
+    replaces an answer it beats (``origin`` ``"from k=m"``).  After the
+    searches, up to ``PATH_PROBES`` solves per ``k`` tighten its bound: the
+    ``lam`` of its best cut re-solved to ``1e-6`` when that solve was rough,
+    then where the tangents of the path's cuts say the bound can drop.
 
     Parameters
     ----------
@@ -1915,7 +1922,8 @@ def cardinality_path(
         As for :func:`dspca_cardinality` (``max_solves`` per ``k``).
     time_limit : float, optional
         Seconds for the whole path: once it has passed, the remaining
-        cardinalities get the answer and bounds that need no solve, and
+        cardinalities get the answer and bounds that need no solve (and no
+        ``k`` gets more probes for its bound), and
         their ``status`` (and :attr:`CardinalityPath.status`) is
         ``"time_limit"``; Ctrl-C does the same with ``"interrupted"``.
 
