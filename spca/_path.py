@@ -1996,8 +1996,6 @@ def cardinality_path(
     except _Stop:
         pass  # (the time limit: each k keeps the bound of the solves made)
     except KeyboardInterrupt:
-        interrupted = True
-    if interrupted:
         # (the k not probed: their searches ended, their bounds did not)
         results = results[:probed] + [_after(r, True)[0] for r in results[probed:]]
     # The solves of the later searches are cuts of the earlier ones too, and

@@ -430,3 +430,31 @@ def spike_for_limit() -> np.ndarray:
     A = rng.standard_normal((80, 14))
     A[:, :5] += 1.5 * rng.standard_normal((80, 1))
     return A.T @ A / 80
+
+
+def test_ctrl_c_in_the_path_probes_keeps_every_answer(monkeypatch):
+    # Ctrl-C while cardinality_path tightens the bounds after its searches:
+    # every k keeps its answer and a valid bound; the k whose probes did
+    # not run say "interrupted", the others do not.
+    from spca import _path
+
+    S = spike_for_limit()
+    real = _path._probe_path
+    calls = []
+
+    def probe(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_path, "_probe_path", probe)
+    with pytest.warns(spca.ConvergenceWarning, match="interrupted"):
+        path = spca.cardinality_path(S, [2, 4, 6])
+    assert [r.status for r in path.results] == [None, "interrupted", "interrupted"]
+    assert path.status == "interrupted"
+    for r in path.results:
+        assert r.support.size == r.k
+        assert r.explained_variance <= r.variance_upper_bound
+        vals = np.linalg.eigvalsh(S[np.ix_(r.support, r.support)])
+        assert r.explained_variance == pytest.approx(vals[-1], rel=1e-10)
