@@ -1721,9 +1721,11 @@ def _warn_unfinished(results: list[tuple[str, CardinalityResult]],
 # Probes of each k's bound after the searches of cardinality_path (placed by
 # the tangents of every solve of the path), each solved to PATH_TOL within
 # PATH_SWEEPS sweeps.  (A 60-feature Gaussian covariance, k = 1..60: without
-# them the path certified less than 9a149b6's searches, which made twice as
-# many solves, at 26 of the 60 k.)
-PATH_PROBES = 10
+# them the path certified up to 5.5e-3 less than 9a149b6's searches, which
+# made twice as many solves, at 27 of the 60 k; with them at most 4e-4 less,
+# at 12 k, for 42 more solves and about 8 s of a 53 s path, one BLAS thread;
+# 10 probes did no better.)
+PATH_PROBES = 4
 PATH_TOL = 1e-6
 PATH_RTOL = 1e-5
 PATH_SWEEPS = 50
