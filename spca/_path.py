@@ -113,9 +113,10 @@ class CardinalityResult:
         ``lam``), ``"grown from m"`` / ``"pruned from m"`` (the relaxation's
         path jumps over ``k``: the support of ``m`` nonzeros next to ``k``
         was completed greedily / pruned), ``"greedy"`` (forward greedy
-        selection did better than both) or ``"truncated power"``;
-        ``"+s swaps"`` when a local search then exchanged features ``s``
-        times.
+        selection did better than both), ``"truncated power"`` or, in
+        :func:`cardinality_path`, ``"from k=m"`` (the support found for
+        another ``k = m``, grown or pruned); ``"+s swaps"`` when a local
+        search then exchanged features ``s`` times.
     variance_upper_bound : float
         Certified upper bound on ``max x' Sigma x`` over unit ``x`` with at
         most ``k`` nonzeros (see Notes of :func:`dspca_cardinality`),
@@ -320,6 +321,12 @@ class _Solver:
         self._restricted: dict[int, tuple[DSPCAResult, NDArray[np.intp], NDArray[np.float64],
                                           int]] = {}
         self.trials: list[LamTrial] = []
+        # Cuts that need no solve (the largest eigenvalue, soft-thresholded
+        # eigensolves): like the solves' cuts, valid for every k
+        self.free_cuts: list[_ksparse.Cut] = []
+        # ... of which these place probes (a soft-thresholded cut's slope is
+        # not phi's)
+        self.guide_cuts: list[_ksparse.Cut] = []
         # Modelled work of the solves made (see solve_work), and the seconds
         # per unit of it that a caller's time limit measured (None before the
         # first timed solve).
@@ -732,7 +739,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             verbose: bool, solver: _Solver | None = None,
             limit: TimeLimit | None = None, budgeted: bool = True,
             refine: bool = True,
-            late_start: _Pick | None = None) -> CardinalityResult:
+            late_start: _Pick | None = None,
+            neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = ()) -> CardinalityResult:
     """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
 
     A ``solver`` shared between searches (:func:`cardinality_path`) carries
@@ -744,6 +752,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     caller whose branch and bound proves the answer).  ``late_start`` (a
     smaller support of a path) is the first start of the answer when
     ``limit`` has already passed: greedy steps from it are the answer then.
+    ``neighbours`` are further starts of the answer (``(origin, support)``:
+    the supports that :func:`cardinality_path` found for other ``k``).
     """
     t_start = time.perf_counter()
     limit = TimeLimit(None) if limit is None else limit
@@ -789,12 +799,15 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             solver._eig_rate = solver._rate
     started = limit.elapsed() if limit.limited else 0.0
     prior = late_start if late_start is not None and limit.expired() else None
-    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit, prior=prior)
+    early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit, prior=prior,
+                             extra=neighbours)
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers, limit)
     guide = list(extra)  # (the cuts whose slopes place the probes: not the soft ones)
+    solver.guide_cuts += guide
     extra += soft
+    solver.free_cuts += extra
     work0 = solver.work
     budget = max(SEARCH_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
 
@@ -1038,7 +1051,12 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         # The best so far: the bound from the solves made, no more work.
         bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                     limit=limit, probes=False)
-        message += f"; {_STOP_REASONS[status]}: the best answer and bound so far"
+        said = _STOP_REASONS[status]
+        if said in message:
+            # (the stop ended the solves: the message says why once)
+            message = message.replace(said, f"{said}: the best answer and bound so far", 1)
+        else:
+            message += f"; {said}: the best answer and bound so far"
     elif not results:
         bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                     limit=limit, probes=not certified)
@@ -1119,6 +1137,10 @@ BOUND_RTOL = 2e-3
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
+# A probe of a large operator (formed over the features surviving at the
+# lowest lam solved) may go down to the lam where this many times as many
+# features survive.
+PROBE_GROWTH = 2
 # The largest eigenvalue (the cut at lam = 0) is computed when the whole
 # covariance is at hand and has at most this many features of positive
 # variance.
@@ -1171,13 +1193,17 @@ def _pool_block(solver: _Solver, k: int,
 def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      found: DSPCAResult | None, heuristics: bool = True,
                      vectors: tuple[NDArray[np.float64], ...] = (),
-                     prior: _Pick | None = None, limit: TimeLimit | None = None) -> _Pick:
+                     prior: _Pick | None = None, limit: TimeLimit | None = None,
+                     extra: tuple[tuple[str, NDArray[np.intp]], ...] = (),
+                     against: float = -math.inf) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
     by swaps; forward greedy selection and the truncated power method are
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
     is the truncated power method from each of ``vectors`` (over the pool of
     :func:`_pool_block` without seeds); the support of a ``prior`` pick is
-    one more start (after the relaxation's).
+    one more start (after the relaxation's), and so is each ``(origin,
+    support)`` of ``extra`` (after every other start); a start more than
+    SWAP_RACE below the variance ``against`` gets no swaps.
 
     Once the caller's ``limit`` has passed, no further start is made, no
     swap search goes on (see :meth:`spca._ksparse._Pool.swaps`) and the
@@ -1206,7 +1232,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
             starts.append((f"pruned from {r.support.size}", r.support))
     if prior is not None:
         starts.append((prior.origin.split("+")[0], prior.support))
-    P, B_raw = _pool_block(solver, k, [S for _, S in starts])
+    P, B_raw = _pool_block(solver, k, [S for _, S in (*starts, *extra)])
     # The moves work in units of the pool's largest variance, scaled by a
     # power of two (exact): the secular equation squares couplings, which
     # underflow (or overflow) at the ends of the accepted range of variances.
@@ -1241,7 +1267,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         done.append((name, S))
     # The truncated power method (Yuan & Zhang 2013; cheap: k columns of B
     # per step) from the feature of largest variance is one more start.
-    if (heuristics and not late()) or not done:
+    if (heuristics and not late()) or not (done or extra):
         done.append(("truncated power", pool.truncated_power(e, k)))
     if heuristics and k > 1 and pool.m > k and not late():
         # From the feature whose k - 1 largest couplings are largest (a tight
@@ -1264,7 +1290,11 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     for x0 in vectors:
         if x0.size == pool.m and np.any(x0) and not late():
             done.append(("truncated power", pool.truncated_power(x0, k)))
-    moves = _race(pool, k, done, limit)
+    for name, S in extra:  # (last: they win no ties)
+        S = np.searchsorted(P, S)
+        done.append((name, pool.grow(S, k) if S.size < k else
+                     pool.prune(S, k) if S.size > k else S))
+    moves = _race(pool, k, done, limit, against * f)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
     for other, mv in moves[1:]:
@@ -1275,7 +1305,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         x = np.zeros(pool.m)
         x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
         S = pool.truncated_power(x, k)
-        if not np.array_equal(S, best.support) and not late():
+        if (not np.array_equal(S, best.support) and not late()
+                and pool.variance(S) >= (1.0 - SWAP_RACE) * against * f):
             mv = (pool.swaps(S, limit) if k <= SWAPS_MAX
                   else _ksparse.Moves(S, pool.variance(S), 0))
             if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
@@ -1319,13 +1350,15 @@ SWAP_RACE = 0.01
 
 
 def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]]],
-          limit: TimeLimit | None = None) -> list[tuple[str, _ksparse.Moves]]:
+          limit: TimeLimit | None = None,
+          against: float = -math.inf) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
     the moves in the order of ``starts`` (see SWAP_RACE; after the best
-    start, none once ``limit`` has passed; each stops when it passes)."""
+    start, none once ``limit`` has passed; each stops when it passes;
+    ``against``: a variance already reached, in the pool's units)."""
     values = [pool.variance(S) for _, S in starts]
     out: list[_ksparse.Moves | None] = [None] * len(starts)
-    best = -math.inf
+    best = against
     seen: dict[bytes, _ksparse.Moves] = {}
     for i in sorted(range(len(starts)), key=lambda i: -values[i]):
         S = starts[i][1]
@@ -1504,10 +1537,16 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 
     ceil = float(d.max())
     # A large operator is formed only over the features surviving at the
-    # lowest lam solved: probes stay above it (a lower one would form more).
+    # lowest lam solved: a probe below it forms the block of its own
+    # survivors, at most twice as many (the search's own step, see phases).
+    # (Probes kept above that lam left SparsePCA on the NYT sample's 3,012
+    # words without a probe: the bound's minimum lies below the search's
+    # last lam; spca.text's 1,024-word operator, formed whole, had them.)
     low = floor
     if 0 <= solver._lam_block < math.inf:
-        low = max(floor, solver._lam_block)
+        m = PROBE_GROWTH * solver._idx.size
+        ds = np.sort(d)[::-1]
+        low = max(floor, float(ds[m]) if m < ds.size else 0.0)
     jump_probes = 0
     for _ in range(BOUND_SOLVES if probes else 0):
         if _work(solver.trials[start:]) > budget:
@@ -1927,6 +1966,68 @@ def _warn_unfinished(results: list[tuple[str, CardinalityResult]],
                   ConvergenceWarning, stacklevel=stacklevel)
 
 
+# Probes of each k's bound after the searches of cardinality_path (placed by
+# the tangents of every solve of the path), each solved to PATH_TOL within
+# PATH_SWEEPS sweeps.  (A 60-feature Gaussian covariance, k = 1..60: without
+# them the path certified up to 5.5e-3 less than 9a149b6's searches, which
+# made twice as many solves, at 27 of the 60 k; with them at most 4e-4 less,
+# at 12 k, for 42 more solves and about 8 s of a 53 s path, one BLAS thread;
+# 10 probes did no better.)
+PATH_PROBES = 4
+PATH_TOL = 1e-6
+PATH_RTOL = 1e-5
+PATH_SWEEPS = 50
+
+
+def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
+    """At most PATH_PROBES solves for ``k``'s bound: at the ``lam`` of its best
+    cut when that solve was rough (its gap above PATH_TOL: a bound and a
+    slope both off), else where the path's cuts say it may drop by more than
+    PATH_RTOL (see :func:`spca._ksparse.next_probe`)."""
+    d = solver.d
+    low = solver.outside
+    if 0 <= solver._lam_block < math.inf:
+        m = PROBE_GROWTH * solver._idx.size
+        ds = np.sort(d)[::-1]
+        low = max(low, float(ds[m]) if m < ds.size else 0.0)
+    for _ in range(PATH_PROBES):
+        trials = [t for t in solver.trials
+                  if t.lam >= solver.outside and math.isfinite(t.upper_bound)]
+        if not trials:
+            return
+        best = min(trials, key=lambda t: t.upper_bound + t.lam * k)
+        # (re-solved once, with the support refinement, which tightens the
+        # dual of a rank-one optimum)
+        refine = best.gap > PATH_TOL and not any(t.lam == best.lam and t.tol <= PATH_TOL
+                                                 for t in trials)
+        if refine:
+            lam: float | None = best.lam
+        else:
+            cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials]
+            lam = _ksparse.next_probe(cuts + solver.guide_cuts, k, low, float(d.max()),
+                                      PATH_RTOL)
+        if lam is None or lam >= float(d.max()):
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EmptyProblemWarning)
+            solver.solve(lam, PATH_TOL, PATH_SWEEPS, role="bound", limit=limit,
+                         refine=refine)
+
+
+def _from_after(solver: _Solver, r: CardinalityResult, after: CardinalityResult,
+                limit: TimeLimit | None = None) -> CardinalityResult:
+    """``r`` with the support of ``after`` (a larger ``k``) pruned to ``r.k`` and
+    improved by swaps, if that does better."""
+    pick = _ksparse_support(solver, r.k, [], None, heuristics=False,
+                            extra=((f"from k={after.k}", after.support),),
+                            against=r.explained_variance, limit=limit)
+    if not pick.variance > r.explained_variance * (1 + _ksparse.SWAP_RTOL):
+        return r
+    return dataclasses.replace(
+        r, support=pick.support, loadings=pick.loadings, explained_variance=pick.variance,
+        origin=pick.origin, variance_upper_bound=max(r.variance_upper_bound, pick.variance))
+
+
 @dataclass(frozen=True, repr=False)
 class CardinalityPath:
     """Result of :func:`cardinality_path`: one k-sparse component per ``k``.
@@ -2051,8 +2152,14 @@ def cardinality_path(
 
     Runs :func:`dspca_cardinality` for every ``k`` of ``ks`` with one solver:
     each search is warm-started from the solves of the others, and every
-    solve of any ``k`` is a cut of every ``k``'s certificate
-    ``min_lam U(lam) + lam k``.
+    solve of any ``k`` (and every cut that needs no solve) is a cut of every
+    ``k``'s certificate ``min_lam U(lam) + lam k``.  The support found for
+    the ``k`` before is one more start of each search (grown to ``k``); the
+    support of the ``k`` after, pruned to ``k`` and improved by swaps,
+    replaces an answer it beats (``origin`` ``"from k=m"``).  After the
+    searches, up to ``PATH_PROBES`` solves per ``k`` tighten its bound: the
+    ``lam`` of its best cut re-solved to ``1e-6`` when that solve was rough,
+    then where the tangents of the path's cuts say the bound can drop.
 
     Parameters
     ----------
@@ -2069,7 +2176,8 @@ def cardinality_path(
         share; what it leaves unused goes to the later ones); once the
         limit has passed, each remaining ``k`` gets the answer of the
         previous ``k`` grown by forward greedy steps (no
-        solve, no swaps) and the bounds that need no solve, and its
+        solve, no swaps) and the bounds that need no solve (and no ``k``
+        gets more probes for its bound), and its
         ``status`` (and :attr:`CardinalityPath.status`) is
         ``"time_limit"``; Ctrl-C does the same with ``"interrupted"``.
         These greedy steps for every ``k`` left are made however long they
@@ -2116,30 +2224,55 @@ def cardinality_path(
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={int(karr[-1])}")
     _check_psd_once(cov)
     solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
-    results = []
+    results: list[CardinalityResult] = []
     interrupted = False
     for i, k in enumerate(karr):
         # (once the limit has passed, the answer of a k grows the last k's)
         late = None if not results else _Pick(
             results[-1].support, results[-1].loadings, results[-1].explained_variance,
             f"grown from k={results[-1].k}", (np.zeros((0, 0)), False))
+        # The support of the k before is one more start (grown to k).
+        before = ((f"from k={results[-1].k}", results[-1].support),) if results else ()
         r = _search(cov, int(k), tol=tol, search_tol=tol, max_solves=max_solves,
                     lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                     verbose=verbose, solver=solver,
                     limit=_share(_next_limit(limit, interrupted), karr.size - i),
-                    late_start=late)
+                    late_start=late, neighbours=before)
         r, interrupted = _after(r, interrupted)
         results.append(r)
-    # The solves of the later searches are cuts of the earlier ones too.
+    # The support of the k after, pruned to k (no solve), where it does
+    # better; and probes of every k's bound, placed by all the path's cuts
+    # (skipped once the time limit has passed or after Ctrl-C).
+    probed = 0
+    try:
+        for i in range(len(results) - 2, -1, -1):
+            if interrupted or limit.expired():
+                break
+            results[i] = _from_after(solver, results[i], results[i + 1], limit)
+        for r in results:
+            if interrupted or limit.expired():
+                break
+            _probe_path(solver, r.k, limit)
+            probed += 1
+    except _Stop:
+        pass  # (the time limit: each k keeps the bound of the solves made)
+    except KeyboardInterrupt:
+        # (the k not probed: their searches ended, their bounds did not)
+        results = results[:probed] + [_after(r, True)[0] for r in results[probed:]]
+    # The solves of the later searches are cuts of the earlier ones too, and
+    # so are the cuts that needed no solve.
     cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
             if t.lam >= solver.outside and math.isfinite(t.upper_bound)]
+    cuts += solver.free_cuts
     final = []
     for r in results:
         bound, lam = _ksparse.bound_from_cuts(cuts, r.k)
         bound = _certified(bound, r.k, r.explained_variance)
         if bound < r.variance_upper_bound:
             r = dataclasses.replace(r, variance_upper_bound=bound, bound_lam=lam)
-        final.append(r)
+        head = r.message.rsplit("; support: ", 1)[0]
+        final.append(dataclasses.replace(r, message=(
+            f"{head}; support: {r.origin}, certified ratio {r.certified_ratio:.4f}")))
     _warn_unfinished([(f"k={r.k}", r) for r in final], None, stacklevel=3)
     return CardinalityPath(ks=karr, results=tuple(final), n_solves=len(solver.trials),
                            seconds=time.perf_counter() - t0)

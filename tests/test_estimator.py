@@ -208,3 +208,25 @@ def test_feature_names_from_a_dataframe():
     est2 = SparsePCA(n_components=2, cardinality=2).fit(X)
     np.testing.assert_allclose(est.components_, est2.components_)
     assert not hasattr(est2, "feature_names_in_")
+
+
+def test_nyt_sample_certificates_agree_with_the_topics():
+    # The same components from the estimator (the covariance of all 3,012
+    # words, formed block by block over the surviving features) and from
+    # spca.text (the covariance of the candidate words): the estimator's
+    # certificate probes below the search's last lam too, so its certified
+    # ratios are the topics' (they were 0.905 / 0.967 against 0.949 / 0.982:
+    # no probe went below the block the search had formed).
+    from spca.datasets import load_nytimes_sample
+    from spca.text import sparse_topics
+
+    corpus = load_nytimes_sample()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        topics = sparse_topics(corpus, n_components=3, cardinality=5)
+        est = SparsePCA(3, cardinality=5, deflation="removal").fit(corpus.counts)
+    for t, (topic, row) in enumerate(zip(topics.topics, est.components_, strict=True)):
+        assert sorted(corpus.vocabulary[np.abs(row) > 0]) == sorted(topic.words)
+        # (the estimator's covariance divides by n - 1, the corpus pipeline's by n)
+        assert est.certified_ratios_[t] >= topic.certified_ratio - 1e-3
+        assert est.certified_ratios_[t] == pytest.approx(topic.certified_ratio, abs=2e-3)

@@ -367,3 +367,63 @@ def test_nyt_cardinality_path_survives_a_working_set_losing_definiteness():
     assert [int(s.size) for s in path.supports] == list(range(9, 16))
     assert np.all(path.variances <= path.variance_upper_bounds * (1 + 1e-9))
     assert np.all(np.diff(path.variances) > 0)
+
+
+@pytest.mark.parametrize(("k", "variance"), [(4, 1.0075), (5, 1.1276)])
+def test_nyt_default_search_finds_the_sports_set(k, variance):
+    # Issue #30: the covariance of the counts (ddof = 0), all 3,012 words;
+    # the optimum (proven by the branch and bound) is the sports set, which
+    # the default search (no optimality_gap) must find.
+    from spca.datasets import load_nytimes_sample
+
+    corpus = load_nytimes_sample()
+    X = corpus.counts.toarray().astype(float)
+    X -= X.mean(axis=0)
+    S = X.T @ X / X.shape[0]
+    res = spca.dspca_cardinality(S, k)
+    assert {"game", "play", "season", "team"} <= set(corpus.vocabulary[res.support])
+    assert res.explained_variance >= variance - 1e-4
+    assert res.explained_variance <= res.variance_upper_bound
+
+
+# cardinality_path of make_gaussian_covariance(60, random_state=0), k = 1..60,
+# recorded at 9a149b6 (before the answer-first search): variance and
+# certified ratio per k.
+GAUSSIAN60_OLD_VARIANCE = [
+    1.493088, 1.871555, 2.046776, 2.172878, 2.312928, 2.464012, 2.594132, 2.691063,
+    2.778115, 2.857386, 2.922347, 2.981783, 3.024028, 3.111600, 3.180180, 3.236866,
+    3.293663, 3.344675, 3.383627, 3.425098, 3.464929, 3.499152, 3.529669, 3.566950,
+    3.586537, 3.625437, 3.648522, 3.670597, 3.687490, 3.706185, 3.725689, 3.742924,
+    3.758818, 3.771896, 3.785161, 3.795968, 3.805697, 3.815361, 3.823296, 3.829316,
+    3.833979, 3.839271, 3.843661, 3.848144, 3.853780, 3.856677, 3.859307, 3.862262,
+    3.864623, 3.867119, 3.869442, 3.871180, 3.872527, 3.873708, 3.874542, 3.874960,
+    3.875157, 3.875379, 3.875468, 3.875484
+]
+GAUSSIAN60_OLD_RATIO = [
+    1.000000, 0.987444, 0.967992, 0.945925, 0.943087, 0.952625, 0.957756, 0.955544,
+    0.954945, 0.955326, 0.952268, 0.949115, 0.941778, 0.950117, 0.953493, 0.954334,
+    0.956037, 0.956913, 0.955890, 0.955991, 0.957068, 0.957308, 0.957379, 0.960076,
+    0.958738, 0.963222, 0.964080, 0.965411, 0.966124, 0.967799, 0.970203, 0.972470,
+    0.974724, 0.976530, 0.978664, 0.980491, 0.982384, 0.984524, 0.986534, 0.988087,
+    0.989290, 0.990656, 0.991789, 0.992945, 0.994400, 0.995147, 0.995826, 0.996588,
+    0.997197, 0.997841, 0.998441, 0.998889, 0.999237, 0.999542, 0.999757, 0.999865,
+    0.999916, 0.999973, 0.999996, 1.000000
+]
+
+
+def test_gaussian60_path_not_worse_than_before_the_answer_first_search():
+    # Issues #27/#30: the faster path must not answer worse.  Variance: the
+    # same or better at every k.  Certified ratio: the path's probes bring it
+    # within 5e-4 of the old searches' (which made about twice the solves);
+    # without them it was up to 5.5e-3 below at 27 of the 60 k, and the
+    # variance 0.007 below at k = 24.
+    from spca.datasets import make_gaussian_covariance
+
+    S = make_gaussian_covariance(60, random_state=0)
+    path = spca.cardinality_path(S, range(1, 61))
+    old_v = np.array(GAUSSIAN60_OLD_VARIANCE)
+    old_r = np.array(GAUSSIAN60_OLD_RATIO)
+    assert (path.variances >= old_v - 1e-6).all(), np.flatnonzero(path.variances < old_v - 1e-6)
+    assert (path.certified_ratios >= old_r - 5e-4).all()
+    assert path.variances.sum() >= old_v.sum()
+    assert (path.variances <= path.variance_upper_bounds).all()

@@ -392,3 +392,69 @@ def test_path_from_k_equal_one():
     path = spca.cardinality_path(R, [1, 2])
     assert path.variances[0] == pytest.approx(R.diagonal().max())
     assert [r.cardinality for r in path.results] == [1, 2]
+
+
+class _TickingClock:
+    """A clock that advances by ``tick`` seconds at every reading."""
+
+    def __init__(self, tick: float) -> None:
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+@pytest.mark.parametrize("k", [3, 7])
+@pytest.mark.parametrize("seconds", [0.02, 0.3])
+def test_time_limit_is_said_once_in_the_message(monkeypatch, k, seconds):
+    # The limit ended the solves (the reason of the search's end) and the
+    # result is the best so far: one sentence, not the reason twice.
+    from spca import _limits
+
+    monkeypatch.setattr(_limits, "clock", _TickingClock(0.01))
+    with pytest.warns(spca.ConvergenceWarning):
+        res = dspca_cardinality(spike_for_limit(), k, time_limit=seconds)
+    assert res.status == "time_limit"
+    assert res.message.count("the time limit ended the search") == 1
+    assert "the time limit ended the search: the best answer and bound so far" in res.message
+    with pytest.warns(spca.ConvergenceWarning):
+        comps = spca.sparse_components(spike_for_limit(), 2, cardinality=k,
+                                       time_limit=seconds)
+    for c in comps.components:
+        assert c.search.message.count("the time limit ended the search") == 1
+
+
+def spike_for_limit() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((80, 14))
+    A[:, :5] += 1.5 * rng.standard_normal((80, 1))
+    return A.T @ A / 80
+
+
+def test_ctrl_c_in_the_path_probes_keeps_every_answer(monkeypatch):
+    # Ctrl-C while cardinality_path tightens the bounds after its searches:
+    # every k keeps its answer and a valid bound; the k whose probes did
+    # not run say "interrupted", the others do not.
+    from spca import _path
+
+    S = spike_for_limit()
+    real = _path._probe_path
+    calls = []
+
+    def probe(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_path, "_probe_path", probe)
+    with pytest.warns(spca.ConvergenceWarning, match="interrupted"):
+        path = spca.cardinality_path(S, [2, 4, 6])
+    assert [r.status for r in path.results] == [None, "interrupted", "interrupted"]
+    assert path.status == "interrupted"
+    for r in path.results:
+        assert r.support.size == r.k
+        assert r.explained_variance <= r.variance_upper_bound
+        vals = np.linalg.eigvalsh(S[np.ix_(r.support, r.support)])
+        assert r.explained_variance == pytest.approx(vals[-1], rel=1e-10)
