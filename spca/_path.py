@@ -643,6 +643,42 @@ def solve_work(size: int, sweeps: int) -> float:
     return float(size) ** 3 * (SOLVE_BASE + SWEEP_COST * sweeps)
 
 
+# A certificate probe over a large block can end in sweeps over the whole
+# block (when its working sets do not certify, see spca._bca._solve_block),
+# and such a sweep costs more eigvalsh of the block as the block grows
+# (one BLAS thread, NCI60 correlation at lam = 0.55 max |Sigma_ij|, cold
+# start, whole block, tol 1e-3: a sweep took 11 eigvalsh of the block at 500
+# features, 16 at 1,000, 14 as a one-sweep solve and 32 per further sweep at
+# 2,000; the model above says 4).  Above SWEEP_SCALE_FROM features the
+# probes are planned and charged with a sweep cost that grows as
+# (m / SWEEP_SCALE_FROM)^SWEEP_SCALE_POWER (below, the model of the sets it
+# was calibrated on, up to 1,071 features, is kept: their probes and
+# certificates are unchanged).  NCI60's 5,000 genes at k = 50: a probe
+# planned with 3 sweeps of the old model (14 eigvalsh) ended its working
+# sets stalled at 640 features and ran a whole-block sweep over 4,944 for
+# more than 15 eigvalsh (stopped); now no probe fits there (one solve, 5.2
+# eigvalsh in all, certified ratio 0.9539).  (A probe whose working sets use
+# all of its sweeps still gets one whole-block sweep, see
+# spca._bca._solve_block: it is charged, and can pass the plan by that one
+# sweep; at 2,000 features the one-sweep probes certified within their
+# working sets, 1.8-2.4 s against 9 modelled eigvalsh.)
+SWEEP_SCALE_FROM = 1100
+SWEEP_SCALE_POWER = 1.0
+
+
+def sweep_cost(size: int) -> float:
+    """Modelled work of a whole-block sweep of a certificate probe over ``size``
+    features, per ``size^3`` (SWEEP_COST up to SWEEP_SCALE_FROM features)."""
+    return SWEEP_COST * max(1.0, size / SWEEP_SCALE_FROM) ** SWEEP_SCALE_POWER
+
+
+def probe_sweeps(size: int, left: float) -> int:
+    """Sweeps of a certificate probe over ``size`` features that fit in the
+    work ``left`` (planned with :func:`sweep_cost`; 0 if none fits)."""
+    m3 = float(max(size, 1)) ** 3
+    return int(max((left / m3 - SOLVE_BASE) / sweep_cost(size), 0.0))
+
+
 def _c_order(S: NDArray[np.float64]) -> NDArray[np.float64]:
     """The symmetric ``S`` as a C-ordered array: itself, its transpose (for
     Fortran order, no copy) or a copy."""
@@ -1530,6 +1566,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     work0 = solver.work
     npos = int(np.count_nonzero(d > 0))
     eig_budget = max(BOUND_EIGS * float(npos) ** 3, WORK_FLOOR)
+    excess = 0.0  # the probes' work beyond solve_work's count (see sweep_cost)
 
     def cuts() -> list[_ksparse.Cut]:
         return [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
@@ -1568,14 +1605,14 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             jump_probes += 1
             if jump_probes > JUMP_PROBES:
                 break
-        left = eig_budget - (solver.work - work0)
-        cap = min(BOUND_SWEEPS,
-                  int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
+        left = eig_budget - (solver.work - work0) - excess
+        cap = min(BOUND_SWEEPS, probe_sweeps(size, left))
         if cap < 1:
             break
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EmptyProblemWarning)
             solver.solve(lam, BOUND_TOL, cap, role="bound", limit=limit)
+        excess += float(size) ** 3 * (sweep_cost(size) - SWEEP_COST) * solver.trials[-1].sweeps
     bound, lam = _ksparse.bound_from_cuts(cuts() + extra, k)
     if free <= bound:
         return free, math.nan
