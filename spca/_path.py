@@ -835,8 +835,9 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             solver._eig_rate = solver._rate
     started = limit.elapsed() if limit.limited else 0.0
     prior = late_start if late_start is not None and limit.expired() else None
+    # (the late start is the neighbour below: it is not grown twice)
     early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit, prior=prior,
-                             extra=neighbours)
+                             extra=neighbours if prior is None else ())
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers, limit)
