@@ -1228,7 +1228,7 @@ def _pool_block(solver: _Solver, k: int,
 
 
 def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
-                     found: DSPCAResult | None, heuristics: bool = True,
+                     found: DSPCAResult | None, *, heuristics: bool = True,
                      vectors: tuple[NDArray[np.float64], ...] = (),
                      prior: _Pick | None = None, limit: TimeLimit | None = None,
                      extra: tuple[tuple[str, NDArray[np.intp]], ...] = (),
