@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from . import _ksparse_fast
+
 if TYPE_CHECKING:
     from ._limits import TimeLimit
 
@@ -185,24 +187,13 @@ def bordered_top(mu: NDArray[np.float64], W2: NDArray[np.float64],
     hi = np.maximum(hi, lo)
     x = hi.copy()
     scale = max(abs(top), float(np.max(np.abs(hi))), np.finfo(float).tiny)
-    mu_col = mu[:, None]
-    for _ in range(SECULAR_ITER):
-        den = x - mu_col
-        open_ = x > lo
-        den = np.where(den > 0, den, np.inf)
-        t = W2 / den
-        f = x - c - t.sum(axis=0)
-        fp = 1.0 + (t / den).sum(axis=0)
-        pos = f >= 0
-        hi = np.where(pos, x, hi)
-        lo = np.where(pos | ~open_, lo, x)
-        newton = x - f / fp
-        inside = (newton >= lo) & (newton <= hi)
-        x_new = np.where(inside, newton, 0.5 * (lo + hi))
-        step = np.abs(x_new - x)
-        x = x_new
-        if float(np.max(step, initial=0.0)) <= SECULAR_RTOL * scale:
-            break
+    # Safeguarded Newton steps for every column at once, each keeping its
+    # bracket [lo, hi] of the root; the kernel stops when no step is larger
+    # than SECULAR_RTOL * scale (see spca/_ksparse_fast.pyx).
+    _ksparse_fast.secular_roots(
+        np.ascontiguousarray(mu, dtype=np.float64), np.ascontiguousarray(W2, dtype=np.float64),
+        np.ascontiguousarray(c, dtype=np.float64), x, lo, hi,
+        max_iter=SECULAR_ITER, threshold=SECULAR_RTOL * scale)
     return np.maximum(x, lo)
 
 
