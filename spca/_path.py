@@ -485,6 +485,23 @@ class _Solver:
         W, R, _ = self.plan(lam)
         return int(W.size if R is None else R.size)
 
+    def probe_floor(self, floor: float) -> float:
+        """The lowest ``lam`` (at least ``floor``) a bound probe may solve at.
+
+        A large operator is formed only over the features surviving at the
+        lowest lam solved: a probe below it forms the block of its own
+        survivors, at most PROBE_GROWTH times as many (the search's own step,
+        see phases).  (Probes kept above that lam left SparsePCA on the NYT
+        sample's 3,012 words without a probe: the bound's minimum lies below
+        the search's last lam; spca.text's 1,024-word operator, formed whole,
+        had them.)
+        """
+        if not 0 <= self._lam_block < math.inf:
+            return floor
+        m = PROBE_GROWTH * self._idx.size
+        ds = np.sort(self.d)[::-1]
+        return max(floor, float(ds[m]) if m < ds.size else 0.0)
+
     def sweeps_in_time(self, size: int, limit: TimeLimit) -> int:
         """Sweeps of a solve over ``size`` features that fit in the time left
         (at the rate measured so far; one before any)."""
@@ -1574,17 +1591,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if t.lam >= floor and math.isfinite(t.upper_bound)]
 
     ceil = float(d.max())
-    # A large operator is formed only over the features surviving at the
-    # lowest lam solved: a probe below it forms the block of its own
-    # survivors, at most twice as many (the search's own step, see phases).
-    # (Probes kept above that lam left SparsePCA on the NYT sample's 3,012
-    # words without a probe: the bound's minimum lies below the search's
-    # last lam; spca.text's 1,024-word operator, formed whole, had them.)
-    low = floor
-    if 0 <= solver._lam_block < math.inf:
-        m = PROBE_GROWTH * solver._idx.size
-        ds = np.sort(d)[::-1]
-        low = max(floor, float(ds[m]) if m < ds.size else 0.0)
+    low = solver.probe_floor(floor)
     jump_probes = 0
     for _ in range(BOUND_SOLVES if probes else 0):
         if _work(solver.trials[start:]) > budget:
@@ -2023,11 +2030,7 @@ def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
     slope both off), else where the path's cuts say it may drop by more than
     PATH_RTOL (see :func:`spca._ksparse.next_probe`)."""
     d = solver.d
-    low = solver.outside
-    if 0 <= solver._lam_block < math.inf:
-        m = PROBE_GROWTH * solver._idx.size
-        ds = np.sort(d)[::-1]
-        low = max(low, float(ds[m]) if m < ds.size else 0.0)
+    low = solver.probe_floor(solver.outside)
     for _ in range(PATH_PROBES):
         trials = [t for t in solver.trials
                   if t.lam >= solver.outside and math.isfinite(t.upper_bound)]

@@ -98,18 +98,23 @@ def test_limit_already_past_gives_the_answer_without_a_solve(monkeypatch):
     check_anytime(res, S, 4)
 
 
-def test_ctrl_c_returns_the_best_so_far(monkeypatch):
-    S = spiked(3)
+def interrupt_solve(monkeypatch, nth: int) -> None:
+    """Ctrl-C (a KeyboardInterrupt) at the ``nth`` solve of the k-sparse search."""
     real = _Solver.solve
     calls = []
 
     def solve(self, *args, **kwargs):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == nth:
             raise KeyboardInterrupt
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(_Solver, "solve", solve)
+
+
+def test_ctrl_c_returns_the_best_so_far(monkeypatch):
+    S = spiked(3)
+    interrupt_solve(monkeypatch, 3)
     res = spca.dspca_cardinality(S, 7)
     assert res.status == "interrupted" and res.n_solves == 2
     assert "interrupted" in res.message
@@ -118,23 +123,15 @@ def test_ctrl_c_returns_the_best_so_far(monkeypatch):
 
 def test_ctrl_c_in_a_path_and_in_components(monkeypatch):
     S = spiked(4)
-    real = _Solver.solve
-    calls = []
-
-    def solve(self, *args, **kwargs):
-        calls.append(1)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(_Solver, "solve", solve)
+    interrupt_solve(monkeypatch, 4)
     path = spca.cardinality_path(S, [2, 4, 6, 8])
     assert path.status == "interrupted"
     # every k after the interruption: its answer, no solve, still valid
     for r in path.results:
         check_anytime(r, S, r.k)
     assert path.results[-1].status == "interrupted" and path.results[-1].n_solves == 0
-    calls.clear()
+    monkeypatch.undo()
+    interrupt_solve(monkeypatch, 4)  # (counted afresh)
     comps = spca.sparse_components(S, 2, cardinality=4)
     assert comps.status == "interrupted" and comps.n_components == 2
     assert all(c.cardinality == 4 for c in comps.components)
