@@ -10,6 +10,8 @@ import scipy.sparse as sp
 
 pytest.importorskip("sklearn")
 
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from spca._deflation import DeflationWarning  # noqa: E402
@@ -230,3 +232,110 @@ def test_nyt_sample_certificates_agree_with_the_topics():
         # (the estimator's covariance divides by n - 1, the corpus pipeline's by n)
         assert est.certified_ratios_[t] >= topic.certified_ratio - 1e-3
         assert est.certified_ratios_[t] == pytest.approx(topic.certified_ratio, abs=2e-3)
+
+
+# -- the data covariance is formed once (spca._estimator._BlockCache) ---------------
+
+
+def _random_sparse(seed: int, n_samples: int, n: int, density: float) -> sp.csr_array:
+    """Sparse data with values over six decades and both signs (the products
+    of the covariance round differently at every scale)."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_samples, n, density=density, random_state=seed, format="csr")
+    X.data = rng.standard_normal(X.nnz) * 10.0 ** rng.uniform(-3, 3, X.nnz)
+    return sp.csr_array(X)
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), center=st.booleans(), scale=st.booleans(),
+       data=st.data())
+def test_block_cache_gives_the_blocks_of_a_fresh_product(seed, center, scale, data):
+    # Every block served from the cache (sliced, or extended by the rows of new
+    # features) is bit for bit the block a fresh sparse product gives, in any
+    # order of requests; the caller's blocks are copies.
+    from spca._estimator import _BlockCache
+    from spca._variance import _DataCovariance
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 60))
+    X = _random_sparse(seed, int(rng.integers(2, 80)), n, 0.2)
+    cached = _BlockCache(X, center=center, scale=scale)
+    fresh = _DataCovariance(X, center=center, scale=scale)
+    for _ in range(data.draw(st.integers(1, 6), label="requests")):
+        size = data.draw(st.integers(1, n), label="size")
+        idx = np.sort(rng.choice(n, size=size, replace=False)).astype(np.intp)
+        B = cached.block(idx)
+        np.testing.assert_array_equal(B, fresh.block(idx))
+        B[:] = np.nan  # a copy: the cache is unchanged
+    idx = cached._kept_idx
+    if idx.size:
+        np.testing.assert_array_equal(cached.block(idx), fresh.block(idx))
+
+
+def _count_products(monkeypatch):
+    """Record the feature sets of the covariance products of the data (a
+    whole block, or the new rows of an extended one)."""
+    from spca import _estimator
+    from spca._variance import _DataCovariance
+
+    formed: list[tuple[str, int]] = []
+    block, extend = _DataCovariance.block, _estimator._BlockCache._extend
+
+    def counted_block(self, idx):
+        formed.append(("block", len(idx)))
+        return block(self, idx)
+
+    def counted_extend(self, want):
+        formed.append(("rows", int(want.size - self._kept_idx.size)))
+        return extend(self, want)
+
+    monkeypatch.setattr(_DataCovariance, "block", counted_block)
+    monkeypatch.setattr(_estimator._BlockCache, "_extend", counted_extend)
+    return formed
+
+
+@pytest.mark.parametrize("deflation", ["schur", "projection", "removal"])
+def test_fit_forms_the_dense_covariance_once(monkeypatch, deflation):
+    # The PSD check and every component's search ask for the whole covariance
+    # (24 features, up to PSD_ONCE_MAX): it is formed once (it was formed by
+    # the check and again by each component).  Smaller blocks (the refit of a
+    # support) are formed as asked.
+    X = planted_data()
+    formed = _count_products(monkeypatch)
+    est = SparsePCA(n_components=3, cardinality=4, deflation=deflation).fit(X)
+    assert est.n_components_ == 3
+    assert [f for f in formed if f == ("block", X.shape[1])] == [("block", X.shape[1])]
+
+
+def test_fit_sparse_forms_each_covariance_entry_once(monkeypatch):
+    # Sparse data over more features than PSD_ONCE_MAX (lowered to 40 here):
+    # the searches of the three components ask for the blocks of the features
+    # surviving at each lam, and each component's search starts afresh.  The
+    # rows of a feature are formed once (one product for the first block, the
+    # new rows after), and the components and certificates are bit for bit
+    # those of a fresh product per request.
+    from spca import _estimator, _path
+    from spca._variance import _DataCovariance
+
+    monkeypatch.setattr(_path, "PSD_ONCE_MAX", 40)
+    X = _random_sparse(3, 400, 150, 0.1)
+    X = X + sp.csr_array(np.outer(np.arange(400) % 2, np.r_[np.ones(6), np.zeros(144)]))
+    requests: list[int] = []
+    serve = _estimator._BlockCache.block
+
+    def counted(self, idx):
+        requests.append(len(idx))
+        return serve(self, idx)
+
+    monkeypatch.setattr(_estimator._BlockCache, "block", counted)
+    formed = _count_products(monkeypatch)
+    est = SparsePCA(n_components=3, cardinality=5).fit(X)
+    whole = [n for kind, n in formed if kind == "block"]
+    rows = [n for kind, n in formed if kind == "rows"]
+    assert len(whole) == 1 and all(n > 0 for n in rows)
+    assert whole[0] + sum(rows) <= X.shape[1]  # no feature's rows twice
+    assert len(requests) > len(formed) and sum(requests) > 2 * X.shape[1]
+    monkeypatch.setattr(_estimator, "_BlockCache", _DataCovariance)
+    ref = SparsePCA(n_components=3, cardinality=5).fit(X)
+    np.testing.assert_array_equal(est.components_, ref.components_)
+    np.testing.assert_array_equal(est.variance_upper_bounds_, ref.variance_upper_bounds_)
