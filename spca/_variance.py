@@ -264,7 +264,9 @@ class _DataCovariance(_Covariance):
         x = np.asarray(x, dtype=np.float64).ravel()
         nz = np.flatnonzero(x)
         y = x[nz] / self.scale[nz]
-        t = np.asarray(self.X[:, nz] @ y, dtype=np.float64).ravel()
+        # (no copy of a sparse X when every column is used: the same product)
+        Xnz = self.X if self.sparse and nz.size == self.n else self.X[:, nz]
+        t = np.asarray(Xnz @ y, dtype=np.float64).ravel()
         return t - float(self.mean[nz] @ y)
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
