@@ -24,6 +24,9 @@ without it) the loops run serially.
 
 ``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each,
 also on OpenMP's default number of threads.
+
+``parse_records`` is the fast path of the UCI reader: it parses a block of
+well-formed ``docword`` records and leaves anything else to ``numpy.loadtxt``.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -705,3 +708,70 @@ def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):
             ma = mean[a]
             for b in range(k):
                 gram[a, b] = gram[a, b] / n_docs - ma * mean[b]
+
+
+def parse_records(const unsigned char[::1] block, int32_t[:, ::1] out):
+    """Parse the records of a block of a UCI ``docword`` file into ``out``.
+
+    The fast path of the reader: lines of three decimal integers in
+    ``0 .. 2**31 - 1`` separated by spaces or tabs, each line ended by
+    ``\\n`` (the last one may lack it), are written to the rows of ``out``
+    (OUT) in order.
+
+    Returns the number of records, or -1 when the block holds anything
+    else -- a sign, another character (``\\r`` included), a blank line, a
+    line of other than three values, a value of ``2**31`` or more, more
+    lines than ``out`` has rows -- so that the caller parses it with
+    ``numpy.loadtxt``, which names the problem.  For every block this
+    accepts, ``numpy.loadtxt(..., dtype=int32)`` gives the same array.
+    """
+    cdef Py_ssize_t n = block.shape[0], cap = out.shape[0]
+    cdef Py_ssize_t i, row = 0
+    cdef int col = 0, fail = 0
+    cdef bint in_number = False
+    cdef int64_t value = 0
+    cdef unsigned char c
+    if out.shape[1] != 3:
+        raise ValueError("out must have 3 columns")
+    with nogil:
+        for i in range(n):
+            c = block[i]
+            if 48 <= c <= 57:  # a digit
+                if not in_number:
+                    in_number = True
+                    value = 0
+                value = value * 10 + (c - 48)
+                if value > 2147483647:
+                    fail = 1
+                    break
+            elif c == 32 or c == 9 or c == 10:  # space, tab, newline
+                if in_number:
+                    if col >= 3 or row >= cap:
+                        fail = 1
+                        break
+                    out[row, col] = <int32_t> value
+                    col += 1
+                    in_number = False
+                if c == 10:
+                    if col != 3:
+                        fail = 1
+                        break
+                    row += 1
+                    col = 0
+            else:
+                fail = 1
+                break
+        if not fail and (in_number or col):
+            # the last line, without its newline
+            if in_number:
+                if col >= 3 or row >= cap:
+                    fail = 1
+                else:
+                    out[row, col] = <int32_t> value
+                    col += 1
+            if not fail:
+                if col != 3:
+                    fail = 1
+                else:
+                    row += 1
+    return -1 if fail else row

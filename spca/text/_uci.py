@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from ._cooccur import parse_records
 from ._corpus import Corpus
 
 __all__ = [
@@ -395,12 +396,21 @@ class _RecordParser:
 
     def parse(self, block: bytes, first_line: int) -> NDArray[np.int32]:
         path, header = self.path, self.header
-        if not block.strip():
+        if not block or block.isspace():  # (block.strip() would copy it)
             return np.empty((0, 3), dtype=np.int32)
-        try:
-            arr = np.loadtxt(io.BytesIO(block), dtype=np.int32, comments=None, ndmin=2)
-        except ValueError as exc:
-            raise _diagnose(path, block, first_line, self.n_records + 1, str(exc)) from None
+        # The compiled parser reads well-formed blocks (about 10 times faster
+        # than loadtxt on the NYT sample); any other block goes to loadtxt,
+        # whose error is diagnosed below.
+        arr = np.empty((block.count(b"\n") + 1, 3), dtype=np.int32)
+        n = parse_records(block, arr)
+        if n >= 0:
+            arr = arr[:n]
+        else:
+            try:
+                arr = np.loadtxt(io.BytesIO(block), dtype=np.int32, comments=None, ndmin=2)
+            except ValueError as exc:
+                raise _diagnose(path, block, first_line, self.n_records + 1,
+                                str(exc)) from None
         if arr.shape[1] != 3:
             raise _diagnose(path, block, first_line, self.n_records + 1,
                             f"{arr.shape[1]} columns")
