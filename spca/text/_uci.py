@@ -12,8 +12,10 @@ A ``docword`` file (plain text or gzip) holds
 and a ``vocab`` file holds W lines, line ``k`` being word ``k``.
 
 The body is parsed a block of bytes at a time: a block is cut at its last
-newline and handed whole to numpy's C parser (:func:`numpy.loadtxt`), so there
-is no Python loop over lines.  Decompression and file reading run in a
+newline and handed whole to a compiled parser of well-formed records
+(``parse_records`` in ``_cooccur.pyx``), or, when it holds anything else, to
+numpy's C parser (:func:`numpy.loadtxt`), so there is no Python loop over
+lines.  Decompression and file reading run in a
 background thread (zlib and file reads release the GIL), overlapping with the
 parsing.  Python-level line scanning only happens after a problem has been
 detected, to name the offending line.
