@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.optimize import minimize
 
 from ._certificate_fast import polish_support, top_eigh
 
@@ -466,6 +465,10 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
         total = e.sum()
         P = (V * (e / total)) @ V.T
         return w[-1] + mu * np.log(total), 2.0 * P[iu]
+
+    # (imported here: scipy.optimize adds about a tenth of a second to
+    # `import spca`, and only this rarely used bound needs it)
+    from scipy.optimize import minimize
 
     u = np.clip(base[np.ix_(S, S)][iu] - A[iu], -lam, lam)
     scale = max(abs(np.linalg.eigvalsh(fixed)[-1]), np.finfo(float).tiny)
