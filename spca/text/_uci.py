@@ -480,7 +480,7 @@ def _iter_blocks(path: Path, block_bytes: int,
                 if header is None:
                     if buf.count(b"\n") < 3 and not eof:
                         continue
-                    if not buf.strip():
+                    if not buf or buf.isspace():  # (buf.strip() would copy a block)
                         raise UCIFormatError(
                             path, "file is empty: expected the header D, W, NNZ", line=1
                         )
