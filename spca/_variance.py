@@ -264,9 +264,14 @@ class _DataCovariance(_Covariance):
         x = np.asarray(x, dtype=np.float64).ravel()
         nz = np.flatnonzero(x)
         y = x[nz] / self.scale[nz]
-        # (no copy of a sparse X when every column is used: the same product)
-        Xnz = self.X if self.sparse and nz.size == self.n else self.X[:, nz]
-        t = np.asarray(Xnz @ y, dtype=np.float64).ravel()
+        if self.sparse and 2 * nz.size > self.n:
+            # (no copy of the columns of a sparse X when most are used: the
+            # skipped columns add exact zeros to the same sums)
+            y_all = np.zeros(self.n)
+            y_all[nz] = y
+            t = np.asarray(self.X @ y_all, dtype=np.float64).ravel()
+        else:
+            t = np.asarray(self.X[:, nz] @ y, dtype=np.float64).ravel()
         return t - float(self.mean[nz] @ y)
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -339,3 +339,22 @@ def test_fit_sparse_forms_each_covariance_entry_once(monkeypatch):
     ref = SparsePCA(n_components=3, cardinality=5).fit(X)
     np.testing.assert_array_equal(est.components_, ref.components_)
     np.testing.assert_array_equal(est.variance_upper_bounds_, ref.variance_upper_bounds_)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), scale=st.booleans(), zeros=st.floats(0.0, 1.0))
+def test_data_operator_scores_equal_the_column_product(seed, scale, zeros):
+    # Xs @ x from the whole sparse X (x zero on some columns, -0.0 included)
+    # is bit for bit the product over the nonzero columns alone.
+    from spca._variance import _DataCovariance
+
+    rng = np.random.default_rng(seed)
+    X = _random_sparse(seed, int(rng.integers(2, 60)), int(rng.integers(1, 40)), 0.3)
+    cov = _DataCovariance(X, scale=scale)
+    x = rng.standard_normal(X.shape[1])
+    x[rng.random(x.size) < zeros] = 0.0
+    x[rng.random(x.size) < 0.1] = -0.0
+    nz = np.flatnonzero(x)
+    y = x[nz] / cov.scale[nz]
+    ref = np.asarray(cov.X[:, nz] @ y).ravel() - float(cov.mean[nz] @ y)
+    np.testing.assert_array_equal(cov.scores(x), ref)
