@@ -358,3 +358,22 @@ def test_data_operator_scores_equal_the_column_product(seed, scale, zeros):
     y = x[nz] / cov.scale[nz]
     ref = np.asarray(cov.X[:, nz] @ y).ravel() - float(cov.mean[nz] @ y)
     np.testing.assert_array_equal(cov.scores(x), ref)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_block_cache_keeps_nothing_above_its_size_cap(monkeypatch, dense):
+    # A union of requests above CACHE_MAX_FEATURES (lowered to 8) is formed
+    # for the request alone and not kept; the blocks are those of a fresh
+    # product either way.
+    from spca import _estimator
+    from spca._variance import _DataCovariance
+
+    monkeypatch.setattr(_estimator, "CACHE_MAX_FEATURES", 8)
+    X = _random_sparse(5, 50, 20, 0.3)
+    X = X.toarray() if dense else X
+    cached = _estimator._BlockCache(X)
+    fresh = _DataCovariance(X)
+    for idx in (np.arange(5), np.arange(3, 9), np.arange(20), np.arange(2, 6)):
+        np.testing.assert_array_equal(cached.block(idx), fresh.block(idx))
+        assert cached._kept_idx.size <= 8
+    assert cached.formed >= 3
