@@ -1264,7 +1264,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     best support completed so far is returned: one start is always
     completed to ``k`` features (one of ``k`` features if there is one, else
     the first: forward greedy selection from nothing when it is the only
-    one), however long that takes.
+    one); a greedy growth stops at the limit (after one step at least) and
+    is completed without a search (:meth:`spca._ksparse._Pool.complete`),
+    so the first answer costs one greedy step and a few eigensolves of
+    ``k`` features however short the limit.
     """
     d = solver.d
 
@@ -1311,18 +1314,18 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
     done: list[tuple[str, NDArray[np.intp]]] = []
     ready = any(S.size == k for _, S in seeds)
+    limited = limit is not None and limit.limited
     for name, S in seeds:
         if late() and (done or (ready and S.size != k)):
             continue  # (the first completed start, or one needing no completion)
-        if S.size < k:
-            S = pool.grow(S, k)
-        elif S.size > k:
-            S = pool.prune(S, k)
-        done.append((name, S))
+        done.append((name, _complete_start(pool, S, k, limit if limited else None)))
     # The truncated power method (Yuan & Zhang 2013; cheap: k columns of B
     # per step) from the feature of largest variance is one more start.
-    if (heuristics and not late()) or not (done or extra):
+    if (heuristics and not late()) or not (done or extra or limited):
         done.append(("truncated power", pool.truncated_power(e, k)))
+    if not done and limited:
+        # (no start at all: the answer that needs no search)
+        done.append(("largest variances", pool.complete(np.zeros(0, dtype=np.intp), k)))
     if heuristics and k > 1 and pool.m > k and not late():
         # From the feature whose k - 1 largest couplings are largest (a tight
         # cluster, e.g. duplicated features, that greedy selection from the
@@ -1345,9 +1348,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if x0.size == pool.m and np.any(x0) and not late():
             done.append(("truncated power", pool.truncated_power(x0, k)))
     for name, S in extra:  # (last: they win no ties)
-        S = np.searchsorted(P, S)
-        done.append((name, pool.grow(S, k) if S.size < k else
-                     pool.prune(S, k) if S.size > k else S))
+        if late() and limited:
+            break
+        done.append((name, _complete_start(pool, np.searchsorted(P, S), k,
+                                           limit if limited else None)))
     moves = _race(pool, k, done, limit, against * f)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
@@ -1384,6 +1388,17 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     loadings[support] = v[nz]
     covers = P.size == int(np.count_nonzero(d > 0)) and solver.outside == 0
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
+
+
+def _complete_start(pool: _ksparse._Pool, S: NDArray[np.intp], k: int,
+                    limit: TimeLimit | None) -> NDArray[np.intp]:
+    """A start of :func:`_ksparse_support` made ``k`` features: grown greedily
+    or pruned; a greedy growth that the caller's ``limit`` cut short is
+    completed without a search (:meth:`spca._ksparse._Pool.complete`)."""
+    if S.size < k:
+        S = pool.grow(S, k, limit)
+        return pool.complete(S, k) if S.size < k else S
+    return pool.prune(S, k) if S.size > k else S
 
 
 # Rows scored exactly for the cluster starts of _ksparse_support, and the
