@@ -455,6 +455,11 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     interrupted = False
     if cardinality is not None:
         _check_psd_once(cov)
+    if limit.limited and pca_variance is None and not lazy_pca:
+        # (under a time limit the summary's eigensolve comes first, within
+        # the limit: the searches share what it leaves, and the call does
+        # not end with an eigensolve after the limit)
+        pca_variance = cov.top_eigenvalues(n_components)
     work = _DeflatedCovariance(cov)
     comps: list[SparseComponent] = []
     message = ""
@@ -562,6 +567,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             f"computed: {message}", DeflationWarning, stacklevel=3,
         )
     V = np.vstack([c.loadings for c in comps]) if comps else np.zeros((0, cov.n))
+    if pca_variance is not None:
+        pca_variance = pca_variance[:V.shape[0]]
     explained = _explained(cov, V, "additional", pca_variance=pca_variance, lazy=lazy_pca)
     return SparseComponents(components=tuple(comps), deflation=deflation,
                             n_requested=n_components, explained=explained, message=message,
@@ -775,11 +782,14 @@ def sparse_components(
     internal = isinstance(Sigma, _MatrixCovariance)
     cov = Sigma if internal else _MatrixCovariance(Sigma)
     cards, lams = _check_sparsity(cardinality, lam, n_components, cov.n)
+    # (so is a dense matrix's copy under a time limit: the call returns
+    # without that eigensolve)
+    lazy = internal or (limit.limited and cov.dense_view() is not None)
     return _components(cov, n_components, cardinality=cards, lam=lams, deflation=deflation,
                        refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                       verbose=verbose, lazy_pca=internal, limit=limit, proof=proof)
+                       verbose=verbose, lazy_pca=lazy, limit=limit, proof=proof)
 
 
 def _proof_options(optimality_gap: Any, time_limit: Any, cardinality: Any) -> float | None:

@@ -1471,13 +1471,29 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
     B, whole = covers
     extra: list[_ksparse.Cut] = []
     free = _ksparse.diagonal_bound(d, k, floor)
-    if whole:
+    if whole and limit is not None and limit.expired():
+        free = min(free, _rowmax_bound(solver, k))
+    elif whole:
         free = min(free, _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)
             lmax, v = lambda_max_upper(B, vector=True)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
     return free, extra
+
+
+def _rowmax_bound(solver: _Solver, k: int) -> float:
+    """``max_i Sigma_ii + (k - 1) max_j |Sigma_ij|`` over the features of
+    positive variance: Gershgorin's bound with each row's largest
+    off-diagonal magnitude in place of the sum of its ``k - 1`` largest
+    (weaker, but read off the row maxima the solver holds: for a limit that
+    has passed; ``inf`` when the solver holds them for part of the features
+    only)."""
+    d = solver.d
+    if solver._lam_block != -1.0:
+        return math.inf
+    pos = d > 0
+    return float(np.max(d[pos] + (k - 1) * solver._rowmax[pos])) if pos.any() else 0.0
 
 
 # Eigensolves of the soft-thresholded covariance that place the certificate
