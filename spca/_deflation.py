@@ -455,6 +455,13 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     interrupted = False
     if cardinality is not None:
         _check_psd_once(cov)
+    # Under a time limit, each search keeps time for the answers of the later
+    # ones (past the limit, a component's answer costs a deflation, the
+    # deflated covariance's block and the candidate pool: O(n^2) passes).
+    # Before a deflation has been timed, the set-up of the call so far (the
+    # checks of the matrix, O(n^2) passes and a Cholesky factorisation)
+    # stands for it.
+    setup = limit.elapsed() if limit.limited else 0.0
     if limit.limited and pca_variance is None and not lazy_pca:
         # (under a time limit the summary's eigensolve comes first, within
         # the limit: the searches share what it leaves, and the call does
@@ -487,7 +494,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             part = _share(_next_limit(limit, interrupted), n_components - t)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose, budgeted=refit, limit=part)
+                             verbose=verbose, budgeted=refit, limit=part,
+                             reserve=(n_components - t - 1) * setup)
             search, interrupted = _after(search, interrupted)
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):

@@ -793,7 +793,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             limit: TimeLimit | None = None, budgeted: bool = True,
             refine: bool = True,
             late_start: _Pick | None = None,
-            neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = ()) -> CardinalityResult:
+            neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = (),
+            reserve: float = 0.0) -> CardinalityResult:
     """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
 
     A ``solver`` shared between searches (:func:`cardinality_path`) carries
@@ -807,9 +808,11 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     ``limit`` has already passed: greedy steps from it are the answer then.
     ``neighbours`` are further starts of the answer (``(origin, support)``:
     the supports that :func:`cardinality_path` found for other ``k``).
+    Under a limit, the search ends ``reserve`` seconds before it (time kept
+    for later searches that share it, see :func:`spca._deflation._components`).
     """
     t_start = time.perf_counter()
-    limit = TimeLimit(None) if limit is None else limit
+    limit = TimeLimit(None) if limit is None else limit.before(reserve)
     d = cov.diag
     ds = np.sort(d)[::-1]
     npos = int(np.count_nonzero(d > 0))
@@ -1503,6 +1506,10 @@ SOFT_EVALS = 7
 SOFT_START = 0.9
 SOFT_STEP = 0.7
 SOFT_RTOL = 0.05
+# Under a time limit, the next of those eigensolves is made only if the time
+# left is at least this many times the last one's (lam goes down: the blocks
+# grow; one over the whole pool costs about an eigvalsh).
+SOFT_GROWTH = 2.0
 
 
 def _soft_cut(B: NDArray[np.float64], lam: float,
@@ -1562,7 +1569,8 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     From the top (``lam`` just below the largest coupling, where the blocks
     are small and the eigensolves cheap) ``lam`` goes down by SOFT_STEP until
     a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
-    at most ``evals`` eigensolves (one once ``limit`` has passed)."""
+    at most ``evals`` eigensolves (one once ``limit`` has passed or leaves
+    less than SOFT_GROWTH times the last one's time)."""
     m = B.shape[0]
     off = np.abs(B - np.diag(np.diag(B)))
     top_off = float(off.max()) if m > 1 else 0.0
@@ -1572,8 +1580,14 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
         return cuts, np.zeros(m)
     lo, hi = 0.0, top_off
     lam = SOFT_START * top_off
-    for _ in range(evals):
+    timed = limit is not None and limit.limited
+    last = 0.0
+    for i in range(evals):
+        if i and timed and limit.remaining() < SOFT_GROWTH * last:
+            break  # (the next eigensolves, over larger blocks, would pass the limit)
+        t0 = limit.elapsed() if timed else 0.0
         cut, v = _soft_cut(B, lam, k)
+        last = limit.elapsed() - t0 if timed else 0.0
         cuts.append(cut)
         g = cut.upper_bound + lam * k
         if best is None or g < best[0]:
