@@ -1045,6 +1045,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     try:
         if certified:
             raise _Stop("certified")
+        if limit.expired():
+            raise _Stop(STATUS_TIME_LIMIT)  # (no solve fits: none is planned)
         phases()
     except _Stop as stop:
         if stop.status in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED):
@@ -1425,8 +1427,8 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
           limit: TimeLimit | None = None,
           against: float = -math.inf) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
-    the moves in the order of ``starts`` (see SWAP_RACE; after the best
-    start, none once ``limit`` has passed; each stops when it passes;
+    the moves in the order of ``starts`` (see SWAP_RACE; none once ``limit``
+    has passed; each stops when it passes;
     ``against``: a variance already reached, in the pool's units)."""
     values = [pool.variance(S) for _, S in starts]
     out: list[_ksparse.Moves | None] = [None] * len(starts)
@@ -1438,7 +1440,7 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
         if key in seen:
             out[i] = seen[key]
         elif (k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best
-              and (best == -math.inf or limit is None or not limit.expired())):
+              and (limit is None or not limit.expired())):
             out[i] = pool.swaps(S, limit)
         else:
             out[i] = _ksparse.Moves(np.sort(S), values[i], 0)

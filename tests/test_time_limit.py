@@ -12,6 +12,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spca
 from spca import _ksparse, _limits, _path
@@ -515,3 +517,200 @@ def test_a_generous_limit_is_not_ended_by_a_rate_from_tiny_solves(monkeypatch):
     assert res.status is None
     assert res.n_solves >= full.n_solves // 2
     assert res.explained_variance >= full.explained_variance * (1 - 1e-3)
+
+
+# -- a limit shorter than one greedy selection (issue 27) ------------------------------
+
+
+def test_greedy_stops_at_the_limit_and_is_completed(monkeypatch):
+    # the limit passes after the second step of forward greedy selection
+    # (each step scores the candidates once): growing stops there, the
+    # partial support is completed to k without a search, and that is the
+    # answer (exactly k nonzeros, a valid bound)
+    S = spiked(14)
+    k = 9
+    scans = arm_after(monkeypatch, "_best_addition", 2)
+    grows = []
+    real_grow = _ksparse._Pool.grow
+
+    def grow(self, S0, k0, limit=None):
+        out = real_grow(self, S0, k0, limit)
+        grows.append(out.size)
+        return out
+
+    monkeypatch.setattr(_ksparse._Pool, "grow", grow)
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        res = spca.dspca_cardinality(S, k, time_limit=5.0)
+    assert grows[0] == 2 < k  # (the check before step 3 stopped it)
+    assert len(scans) == 2
+    assert res.status == "time_limit" and res.n_solves == 0
+    assert res.origin.startswith("greedy")
+    check_anytime(res, S, k)
+
+
+def test_complete_adds_the_most_coupled_features():
+    rng = np.random.default_rng(15)
+    A = rng.standard_normal((50, 8))
+    B = A.T @ A / 50
+    pool = _ksparse._Pool(B)
+    S = np.array([2, 5])
+    T = pool.complete(S, 5)
+    assert T.size == 5 and set(S) <= set(T)
+    _, x = _ksparse.top_eig(B[np.ix_(S, S)])
+    C = np.setdiff1d(np.arange(8), S)
+    score = np.abs(B[np.ix_(C, S)] @ x)
+    assert set(T) - set(S) == set(C[np.argsort(-score)[:3]])
+    # from nothing: the largest variances
+    np.testing.assert_array_equal(pool.complete(np.zeros(0, dtype=np.intp), 3),
+                                  np.sort(np.argsort(-np.diag(B))[:3]))
+    np.testing.assert_array_equal(pool.complete(T, 5), T)  # (nothing to add)
+    B[7, :] = B[:, 7] = 0.0  # zero variance: never added
+    with pytest.raises(ValueError, match="not enough features of positive variance"):
+        _ksparse._Pool(B).complete(S, 8)
+
+
+class StepClock:
+    """A clock that moves 1e-6 s per reading (and as far as a test moves it)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+
+@pytest.mark.parametrize("seconds, expected", [(1.0, 1), (1e6, None)])
+def test_soft_cuts_stop_before_an_eigensolve_that_would_pass_the_limit(
+        monkeypatch, seconds, expected):
+    # each soft-thresholded eigensolve takes 0.4 s on the stub clock: after
+    # the first, 0.6 s are left of a 1 s limit, less than twice 0.4 s, and
+    # no second one is made; with a long limit all of them are
+    S = spiked(16, 20)
+    clock = StepClock()
+    monkeypatch.setattr(_limits, "clock", clock)
+    real = _path._soft_cut
+    calls = []
+
+    def slow(*args, **kwargs):
+        clock.now += 0.4
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_path, "_soft_cut", slow)
+    cuts, _ = _path._soft_cuts(S, 5, limit=_limits.TimeLimit(seconds))
+    if expected is None:
+        assert len(calls) > 1
+    else:
+        assert len(calls) == expected
+    assert len(cuts) == len(calls)
+
+
+def test_components_keep_time_for_the_later_ones(monkeypatch):
+    # under a limit each search but the last ends early by the call's
+    # set-up time per later component; without a limit there is no reserve
+    from spca import _deflation
+
+    S = spiked(17)
+    reserves = []
+    real = _deflation._search
+
+    def search(*args, **kwargs):
+        reserves.append(kwargs.get("reserve", 0.0))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_deflation, "_search", search)
+    spca.sparse_components(S, 3, cardinality=3)
+    assert reserves == [0.0, 0.0, 0.0]
+    reserves.clear()
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-6))
+    spca.sparse_components(S, 3, cardinality=3, time_limit=100.0)
+    assert reserves[0] > 0 and reserves[2] == 0.0
+    assert reserves[0] == pytest.approx(2 * reserves[1])
+
+
+def test_past_the_limit_the_row_maxima_bound_the_answer(monkeypatch):
+    # once the limit has passed no row is partially sorted (Gershgorin's
+    # bound): the row maxima give the bound, weaker but valid
+    S = spiked(18)
+    k = 4
+    sorts = []
+    real = _ksparse.gershgorin_bound
+
+    def gershgorin(*args, **kwargs):
+        sorts.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_ksparse, "gershgorin_bound", gershgorin)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        res = spca.dspca_cardinality(S, k, time_limit=1.0)
+    assert not sorts
+    check_anytime(res, S, k)
+    off = np.abs(S - np.diag(np.diag(S)))
+    assert res.variance_upper_bound <= float(np.max(np.diag(S) + (k - 1) * off.max(axis=1))) \
+        * (1 + 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 9), data=st.data())
+def test_any_limit_gives_k_nonzeros_and_a_valid_bound(seed, n, data):
+    # hypothesis: a limit that passes after a random number of clock
+    # readings (anywhere in the starts, the swaps, the solves) always
+    # leaves exactly k nonzeros and a bound above the brute-force optimum
+    k = data.draw(st.integers(1, n - 1))
+    readings = data.draw(st.integers(0, 60))
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((3 * n, n)) * rng.uniform(0.2, 2.0, n)
+    A[:, : n // 2] += rng.standard_normal((3 * n, 1))
+    S = A.T @ A / (3 * n)
+    clock = CountdownClock(readings)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_limits, "clock", clock)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spca.ConvergenceWarning)
+            res = spca.dspca_cardinality(S, k, time_limit=1.0)
+    assert res.support.size == k == np.count_nonzero(res.loadings)
+    assert res.variance_upper_bound >= best_k_sparse(S, k) * (1 - 1e-12)
+    assert res.explained_variance <= res.variance_upper_bound * (1 + 1e-12)
+
+
+class CountdownClock:
+    """A clock standing still for ``n`` readings, then past any deadline."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def __call__(self) -> float:
+        self.left -= 1
+        return 0.0 if self.left >= 0 else 1e9
+
+
+def test_pca_variances_under_a_limit_match(monkeypatch):
+    # under a limit sparse_components leaves the PCA eigenvalues of a dense
+    # matrix to first access and the estimator computes them first: the
+    # same values as without a limit
+    S = spiked(19)
+    ref = spca.sparse_components(S, 2, cardinality=3).explained.pca_variance
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
+    comps = spca.sparse_components(S, 2, cardinality=3, time_limit=100.0)
+    np.testing.assert_allclose(comps.explained.pca_variance, ref, rtol=1e-12)
+    est = spca.SparsePCA(2, cardinality=3, scale=False, time_limit=100.0).fit_covariance(S)
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-12)
+
+
+def test_topics_past_the_limit_form_a_small_candidate_covariance(monkeypatch):
+    # the first corpus pass passes the limit: the candidate covariance is
+    # formed for 2 k n_components words only
+    from spca.text import _topics, sparse_topics
+
+    rng = np.random.default_rng(20)
+    counts = sp.csr_array(rng.poisson(2.0, (80, 40)).astype(float))
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        res = sparse_topics(counts, n_components=2, cardinality=3, time_limit=1.0)
+    assert res.n_candidates == _topics.LATE_CANDIDATES * 3 * 2 == 12
+    assert res.status == "time_limit"
+    for topic in res.topics:
+        assert len(topic.words) == 3
+        assert topic.explained_variance <= topic.variance_upper_bound * (1 + 1e-12)
