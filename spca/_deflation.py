@@ -701,12 +701,15 @@ def sparse_components(
         of it for each later component (at least an equal share; what it
         leaves unused goes to the later ones) and returns
         by then with its best answer and bound so far (see
-        :func:`dspca_cardinality`); once the limit has passed, the remaining
-        components get the first answer that exists (forward greedy
-        selection, no solve, no swaps) and the bound that needs no solve.
-        Each component's answer is made however long it takes, so a limit
-        shorter than that returns later than the limit, as soon as every
-        component has one.  ``status`` (of each component's ``search`` and
+        :func:`dspca_cardinality`), each but the last ending early by the
+        time the call's checks of the matrix took, once per later
+        component (a later component's answer past the limit costs about
+        that); once the limit has passed, the remaining components get the
+        answer without a search (one forward greedy step, completed to
+        ``k`` features by the features most coupled to it; no solve, no
+        swaps) and the bound that needs no solve.  Under a limit, the PCA
+        variances of :attr:`SparseComponents.explained` of a dense matrix
+        are computed on first access, not by the call.  ``status`` (of each component's ``search`` and
         of the result) says ``"time_limit"``, or ``"interrupted"`` after
         Ctrl-C.
     verbose : bool, default=False

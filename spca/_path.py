@@ -1818,9 +1818,11 @@ def dspca_cardinality(
         far and ``status="time_limit"`` if the limit ended it.  The starts
         of the answer (forward greedy selection, truncated power iterations,
         swaps) check the limit between their steps; the first one is always
-        completed, so a limit shorter than one forward greedy selection
-        returns that selection as soon as it exists, later than the limit,
-        with ``status="time_limit"``.  With
+        completed to ``k`` features, but a greedy selection stops at the
+        limit (after one step) and is completed without a search (the
+        features most coupled to those it has), so a limit shorter than one
+        forward greedy selection still returns within about one eigensolve
+        of the covariance, with ``status="time_limit"``.  With
         ``optimality_gap`` it also ends the branch and bound (default 60 s
         there).  Ctrl-C during the relaxation's solves or the branch and
         bound returns the same best-so-far result with
@@ -2263,13 +2265,15 @@ def cardinality_path(
         time left but 10% of it for each later ``k`` (at least an equal
         share; what it leaves unused goes to the later ones); once the
         limit has passed, each remaining ``k`` gets the answer of the
-        previous ``k`` grown by forward greedy steps (no
-        solve, no swaps) and the bounds that need no solve (and no ``k``
-        gets more probes for its bound), and its
+        previous ``k`` grown by one forward greedy step and completed
+        without a search (no solve, no swaps) and the bounds that need no
+        solve (and no ``k`` gets more probes for its bound), and its
         ``status`` (and :attr:`CardinalityPath.status`) is
         ``"time_limit"``; Ctrl-C does the same with ``"interrupted"``.
-        These greedy steps for every ``k`` left are made however long they
-        take: a limit shorter than them returns as soon as they are done.
+        These answers, a few eigensolves of ``k`` features each, are made
+        for every ``k`` left however short the limit (on a path of many
+        ``k`` they add up: 40 ``k`` of 500 features, about two eigensolves
+        of the covariance).
 
     Returns
     -------
