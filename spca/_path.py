@@ -1514,8 +1514,9 @@ SOFT_RTOL = 0.05
 SOFT_GROWTH = 2.0
 
 
-def _soft_cut(B: NDArray[np.float64], lam: float,
-              k: int) -> tuple[_ksparse.Cut, NDArray[np.float64]]:
+def _soft_cut(B: NDArray[np.float64], lam: float, k: int,
+              max_cubes: float = math.inf) -> tuple[_ksparse.Cut, NDArray[np.float64],
+                                                     float] | None:
     """The cut of ``lam`` that needs no DSPCA solve, and its eigenvector.
 
     ``phi(lam) <= lambda_max(Sigma + U)`` for every symmetric ``U`` with
@@ -1524,7 +1525,10 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     block diagonal over the components of ``|Sigma_ij| > lam``, so its
     largest eigenvalue costs eigensolves of those blocks only.  Its
     derivative in ``lam`` gives the cut's slope ``k - l1`` with
-    ``l1 = v' (I + sign(Sigma) on the blocks) v``.
+    ``l1 = v' (I + sign(Sigma) on the blocks) v``.  Also returns the sum of
+    the cubes of the sizes of the blocks solved (their eigensolves' work);
+    ``None`` (no eigensolve made) when it exceeds ``max_cubes`` (a caller's
+    time limit, see :func:`_soft_cuts`).
     """
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
@@ -1538,9 +1542,14 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     best_i = int(np.argmax(d))
     top, l1 = float(d[best_i]) - lam, 1.0
     v[best_i] = 1.0
+    cubes = 0.0
     if rows.size:
         sub = mask[np.ix_(rows, rows)]
         n_comp, labels = connected_components(csr_matrix(sub), directed=False)
+        sizes = np.bincount(labels)
+        cubes = float(np.sum(sizes[sizes > 1] ** 3.0))
+        if cubes > max_cubes:
+            return None
         for c in range(n_comp):
             idx = rows[labels == c]
             if idx.size < 2:
@@ -1559,7 +1568,7 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
                 v = np.zeros(m)
                 v[idx] = vec
                 l1 = float(vec @ (Mc @ vec))
-    return _ksparse.Cut(lam, top, l1), v
+    return _ksparse.Cut(lam, top, l1), v, cubes
 
 
 def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
@@ -1572,7 +1581,9 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     are small and the eigensolves cheap) ``lam`` goes down by SOFT_STEP until
     a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
     at most ``evals`` eigensolves (one once ``limit`` has passed or leaves
-    less than SOFT_GROWTH times the last one's time)."""
+    less than SOFT_GROWTH times the last one's time, or when the blocks of
+    the next would take more than half the time left at the rate, seconds
+    per cubed block size, of the last)."""
     m = B.shape[0]
     off = np.abs(B - np.diag(np.diag(B)))
     top_off = float(off.max()) if m > 1 else 0.0
@@ -1584,12 +1595,19 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     lam = SOFT_START * top_off
     timed = limit is not None and limit.limited
     last = 0.0
+    rate = math.nan  # (seconds per cubed block size: a small block's overestimates it)
     for i in range(evals):
         if i and timed and limit.remaining() < SOFT_GROWTH * last:
             break  # (the next eigensolves, over larger blocks, would pass the limit)
         t0 = limit.elapsed() if timed else 0.0
-        cut, v = _soft_cut(B, lam, k)
+        cap = 0.5 * limit.remaining() / rate if timed and i and rate > 0 else math.inf
+        out = _soft_cut(B, lam, k, cap)
+        if out is None:
+            break  # (its eigensolves would not fit in the time left)
+        cut, v, cubes = out
         last = limit.elapsed() - t0 if timed else 0.0
+        if timed and cubes > 0:
+            rate = last / cubes
         cuts.append(cut)
         g = cut.upper_bound + lam * k
         if best is None or g < best[0]:
