@@ -738,3 +738,25 @@ def test_topics_past_the_limit_form_a_small_candidate_covariance(monkeypatch):
     for topic in res.topics:
         assert len(topic.words) == 3
         assert topic.explained_variance <= topic.variance_upper_bound * (1 + 1e-12)
+
+
+def test_a_soft_cut_too_large_for_the_time_left_is_not_made(monkeypatch):
+    # the sum of the cubed block sizes is known before any eigensolve: past
+    # the cap, no eigensolve and no cut
+    S = spiked(21, 20)
+    off = np.abs(S - np.diag(np.diag(S)))
+    lam = 0.5 * float(off.max())
+    cut, v, cubes = _path._soft_cut(S, lam, 5)
+    assert cubes >= 8.0  # (a block of two features at least)
+    eigs = []
+    real = _path.lambda_max_upper
+
+    def counting(*args, **kwargs):
+        eigs.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_path, "lambda_max_upper", counting)
+    assert _path._soft_cut(S, lam, 5, max_cubes=cubes - 1.0) is None
+    assert not eigs
+    again, _, same = _path._soft_cut(S, lam, 5, max_cubes=cubes)
+    assert again == cut and same == cubes and eigs
