@@ -760,3 +760,43 @@ def test_a_soft_cut_too_large_for_the_time_left_is_not_made(monkeypatch):
     assert not eigs
     again, _, same = _path._soft_cut(S, lam, 5, max_cubes=cubes)
     assert again == cut and same == cubes and eigs
+
+
+def test_limit_inside_a_greedy_start_of_the_proof(monkeypatch):
+    # the proof's starts begin with the search's answer at hand: a greedy
+    # selection that the limit cuts short (here after its first step) is
+    # completed without a search, not grown to k
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((40, 18))
+    S = A.T @ A / 40
+    k = 6
+    scans = []
+    real_grow = _ksparse._Pool.grow
+
+    def grow(self, S0, k0, limit=None):
+        out = real_grow(self, S0, k0, limit)
+        scans.append((out.size, limit is not None))
+        return out
+
+    monkeypatch.setattr(_ksparse._Pool, "grow", grow)
+    # the search's own greedy selection is grown to k; the limit passes at
+    # the first step of a later greedy selection from nothing (the proof's)
+    clock = ArmedClock()
+    monkeypatch.setattr(_limits, "clock", clock)
+    real_best = _ksparse._Pool._best_addition
+    calls = []
+
+    def best(self, R, *args, **kwargs):
+        out = real_best(self, R, *args, **kwargs)
+        calls.append(R.size)
+        if len(scans) >= 1 and R.size == 0 and len(calls) > k:
+            clock.arm()  # (the first step of a later greedy selection)
+        return out
+
+    monkeypatch.setattr(_ksparse._Pool, "_best_addition", best)
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        res = spca.dspca_cardinality(S, k, optimality_gap=1e-6, time_limit=5.0)
+    limited = [size for size, lim in scans if lim]
+    assert limited and limited[-1] < k
+    assert res.status == "time_limit"
+    check_anytime(res, S, k)
