@@ -723,16 +723,25 @@ def test_pca_variances_under_a_limit_match(monkeypatch):
     np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-12)
 
 
-def test_topics_past_the_limit_form_a_small_candidate_covariance(monkeypatch):
-    # the first corpus pass passes the limit: the candidate covariance is
-    # formed for 2 k n_components words only
+@pytest.mark.parametrize("tick, seconds, small", [(10.0, 1.0, True), (1.0, 10.0, True),
+                                                  (1.0, 100.0, False)])
+def test_topics_past_the_limit_form_a_small_candidate_covariance(monkeypatch, tick, seconds,
+                                                                 small):
+    # the first corpus pass passes the limit, or leaves less than LATE_PASS
+    # times the time it took (on the stub clock: one tick), and the
+    # candidate covariance is formed for 2 k n_components words only; with
+    # time for it, for every candidate
     from spca.text import _topics, sparse_topics
 
     rng = np.random.default_rng(20)
     counts = sp.csr_array(rng.poisson(2.0, (80, 40)).astype(float))
-    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
-    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
-        res = sparse_topics(counts, n_components=2, cardinality=3, time_limit=1.0)
+    monkeypatch.setattr(_limits, "clock", TickingClock(tick))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = sparse_topics(counts, n_components=2, cardinality=3, time_limit=seconds)
+    if not small:
+        assert res.n_candidates == 40
+        return
     assert res.n_candidates == _topics.LATE_CANDIDATES * 3 * 2 == 12
     assert res.status == "time_limit"
     for topic in res.topics:
