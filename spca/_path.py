@@ -1353,8 +1353,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if x0.size == pool.m and np.any(x0) and not late():
             done.append(("truncated power", pool.truncated_power(x0, k)))
     for name, S in extra:  # (last: they win no ties)
-        if late() and limited:
-            break
+        if late():
+            break  # (under a limit only)
         done.append((name, _complete_start(pool, np.searchsorted(P, S), k,
                                            limit if limited else None)))
     moves = _race(pool, k, done, limit, against * f)
