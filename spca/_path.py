@@ -1476,29 +1476,13 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
     B, whole = covers
     extra: list[_ksparse.Cut] = []
     free = _ksparse.diagonal_bound(d, k, floor)
-    if whole and limit is not None and limit.expired():
-        free = min(free, _rowmax_bound(solver, k))
-    elif whole:
+    if whole:
         free = min(free, _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)
             lmax, v = lambda_max_upper(B, vector=True)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
     return free, extra
-
-
-def _rowmax_bound(solver: _Solver, k: int) -> float:
-    """``max_i Sigma_ii + (k - 1) max_j |Sigma_ij|`` over the features of
-    positive variance: Gershgorin's bound with each row's largest
-    off-diagonal magnitude in place of the sum of its ``k - 1`` largest
-    (weaker, but read off the row maxima the solver holds: for a limit that
-    has passed; ``inf`` when the solver holds them for part of the features
-    only)."""
-    d = solver.d
-    if solver._lam_block != -1.0:
-        return math.inf
-    pos = d > 0
-    return float(np.max(d[pos] + (k - 1) * solver._rowmax[pos])) if pos.any() else 0.0
 
 
 # Eigensolves of the soft-thresholded covariance that place the certificate
@@ -1512,6 +1496,14 @@ SOFT_RTOL = 0.05
 # left is at least this many times the last one's (lam goes down: the blocks
 # grow; one over the whole pool costs about an eigvalsh).
 SOFT_GROWTH = 2.0
+# ... and only if its blocks' eigensolves fit in half the time left, their
+# time scaled from the last one's as the sum of the cubed block sizes, that
+# sum taken as at least SOFT_FLOOR**3 for the last one (an evaluation's own
+# O(n^2) passes cost more than the eigensolves of a few small blocks: scaled
+# from those alone, the cubes' rate forbade every larger block). With no
+# cap, NCI60's 2,000 genes at t = 2 eigvalsh spent 1.85 s in one evaluation
+# after the limit.
+SOFT_FLOOR = 64
 
 
 def _soft_cut(B: NDArray[np.float64], lam: float, k: int,
@@ -1582,8 +1574,7 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
     at most ``evals`` eigensolves (one once ``limit`` has passed or leaves
     less than SOFT_GROWTH times the last one's time, or when the blocks of
-    the next would take more than half the time left at the rate, seconds
-    per cubed block size, of the last)."""
+    the next would take more than half the time left, see SOFT_FLOOR)."""
     m = B.shape[0]
     off = np.abs(B - np.diag(np.diag(B)))
     top_off = float(off.max()) if m > 1 else 0.0
@@ -1594,20 +1585,21 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     lo, hi = 0.0, top_off
     lam = SOFT_START * top_off
     timed = limit is not None and limit.limited
-    last = 0.0
-    rate = math.nan  # (seconds per cubed block size: a small block's overestimates it)
+    last, last_cubes = 0.0, 0.0
     for i in range(evals):
         if i and timed and limit.remaining() < SOFT_GROWTH * last:
             break  # (the next eigensolves, over larger blocks, would pass the limit)
         t0 = limit.elapsed() if timed else 0.0
-        cap = 0.5 * limit.remaining() / rate if timed and i and rate > 0 else math.inf
+        cap = math.inf
+        if timed and i and last > 0:
+            # (the blocks whose eigensolves, scaled from the last one's time
+            # as their cubed sizes, fit in half the time left; see SOFT_FLOOR)
+            cap = max(last_cubes, SOFT_FLOOR**3) * (0.5 * limit.remaining() / last)
         out = _soft_cut(B, lam, k, cap)
         if out is None:
             break  # (its eigensolves would not fit in the time left)
-        cut, v, cubes = out
+        cut, v, last_cubes = out
         last = limit.elapsed() - t0 if timed else 0.0
-        if timed and cubes > 0:
-            rate = last / cubes
         cuts.append(cut)
         g = cut.upper_bound + lam * k
         if best is None or g < best[0]:

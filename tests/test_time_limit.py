@@ -653,29 +653,6 @@ def test_components_keep_time_for_the_later_ones(monkeypatch):
     assert reserves[0] == pytest.approx(2 * reserves[1])
 
 
-def test_past_the_limit_the_row_maxima_bound_the_answer(monkeypatch):
-    # once the limit has passed no row is partially sorted (Gershgorin's
-    # bound): the row maxima give the bound, weaker but valid
-    S = spiked(18)
-    k = 4
-    sorts = []
-    real = _ksparse.gershgorin_bound
-
-    def gershgorin(*args, **kwargs):
-        sorts.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(_ksparse, "gershgorin_bound", gershgorin)
-    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
-    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
-        res = spca.dspca_cardinality(S, k, time_limit=1.0)
-    assert not sorts
-    check_anytime(res, S, k)
-    off = np.abs(S - np.diag(np.diag(S)))
-    assert res.variance_upper_bound <= float(np.max(np.diag(S) + (k - 1) * off.max(axis=1))) \
-        * (1 + 1e-12)
-
-
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 9), data=st.data())
 def test_any_limit_gives_k_nonzeros_and_a_valid_bound(seed, n, data):
