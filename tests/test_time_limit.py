@@ -786,3 +786,36 @@ def test_limit_inside_a_greedy_start_of_the_proof(monkeypatch):
     assert limited and limited[-1] < k
     assert res.status == "time_limit"
     check_anytime(res, S, k)
+
+
+def test_a_path_past_the_limit_sorts_the_rows_once(monkeypatch):
+    # past the limit, the later searches of a path take Gershgorin's bound
+    # from the rows sorted once (the same bound up to rounding), not from a
+    # partial sort per k
+    S = spiked(22, 16)
+    ks = [2, 3, 4, 5, 6]
+    partial = []
+    real = _ksparse.gershgorin_bound
+
+    def counting(B, k):
+        partial.append(k)
+        return real(B, k)
+
+    monkeypatch.setattr(_ksparse, "gershgorin_bound", counting)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with pytest.warns(spca.ConvergenceWarning, match="not every search finished"):
+        path = spca.cardinality_path(S, ks, time_limit=1.0)
+    assert partial == [2]  # (the first search's own)
+    for r in path.results:
+        check_anytime(r, S, r.k)
+        assert r.variance_upper_bound <= real(S, r.k) * (1 + 1e-12)
+
+    class Holder:
+        _gershgorin = None
+
+    h = Holder()
+    for k in range(1, 17):
+        assert _path._gershgorin_sorted(h, S, k) == pytest.approx(real(S, k), rel=1e-13)
+    cached = h._gershgorin[1]
+    _path._gershgorin_sorted(h, S, 3)
+    assert h._gershgorin[1] is cached
