@@ -455,6 +455,18 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     interrupted = False
     if cardinality is not None:
         _check_psd_once(cov)
+    # Under a time limit, each search keeps time for the answers of the later
+    # ones (past the limit, a component's answer costs a deflation, the
+    # deflated covariance's block and the candidate pool: O(n^2) passes).
+    # Before a deflation has been timed, the set-up of the call so far (the
+    # checks of the matrix, O(n^2) passes and a Cholesky factorisation)
+    # stands for it.
+    setup = limit.elapsed() if limit.limited else 0.0
+    if limit.limited and pca_variance is None and not lazy_pca:
+        # (under a time limit the summary's eigensolve comes first, within
+        # the limit: the searches share what it leaves, and the call does
+        # not end with an eigensolve after the limit)
+        pca_variance = cov.top_eigenvalues(n_components)
     work = _DeflatedCovariance(cov)
     comps: list[SparseComponent] = []
     message = ""
@@ -482,7 +494,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             part = _share(_next_limit(limit, interrupted), n_components - t)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose, budgeted=refit, limit=part)
+                             verbose=verbose, budgeted=refit, limit=part,
+                             reserve=(n_components - t - 1) * setup)
             search, interrupted = _after(search, interrupted)
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
@@ -562,6 +575,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             f"computed: {message}", DeflationWarning, stacklevel=3,
         )
     V = np.vstack([c.loadings for c in comps]) if comps else np.zeros((0, cov.n))
+    if pca_variance is not None:
+        pca_variance = pca_variance[:V.shape[0]]
     explained = _explained(cov, V, "additional", pca_variance=pca_variance, lazy=lazy_pca)
     return SparseComponents(components=tuple(comps), deflation=deflation,
                             n_requested=n_components, explained=explained, message=message,
@@ -686,14 +701,17 @@ def sparse_components(
         of it for each later component (at least an equal share; what it
         leaves unused goes to the later ones) and returns
         by then with its best answer and bound so far (see
-        :func:`dspca_cardinality`); once the limit has passed, the remaining
-        components get the first answer that exists (forward greedy
-        selection, no solve, no swaps) and the bound that needs no solve.
-        Each component's answer is made however long it takes, so a limit
-        shorter than that returns later than the limit, as soon as every
-        component has one.  ``status`` (of each component's ``search`` and
-        of the result) says ``"time_limit"``, or ``"interrupted"`` after
-        Ctrl-C.
+        :func:`dspca_cardinality`), each but the last ending early by the
+        time the call's checks of the matrix took, once per later
+        component (a later component's answer past the limit costs about
+        that); once the limit has passed, the remaining components get the
+        answer without a search (one forward greedy step, completed to
+        ``k`` features by the features most coupled to it; no solve, no
+        swaps) and the bound that needs no solve.  Under a limit, the PCA
+        variances of :attr:`SparseComponents.explained` of a dense matrix
+        are computed on first access, not by the call.  ``status`` (of each
+        component's ``search`` and of the result) says ``"time_limit"``, or
+        ``"interrupted"`` after Ctrl-C.
     verbose : bool, default=False
         Print the progress of each search.
 
@@ -775,11 +793,14 @@ def sparse_components(
     internal = isinstance(Sigma, _MatrixCovariance)
     cov = Sigma if internal else _MatrixCovariance(Sigma)
     cards, lams = _check_sparsity(cardinality, lam, n_components, cov.n)
+    # (so is a dense matrix's copy under a time limit: the call returns
+    # without that eigensolve)
+    lazy = internal or (limit.limited and cov.dense_view() is not None)
     return _components(cov, n_components, cardinality=cards, lam=lams, deflation=deflation,
                        refit=bool(refit),
                        tol=tol, search_tol=search_tol, max_solves=max_solves,
                        lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                       verbose=verbose, lazy_pca=internal, limit=limit, proof=proof)
+                       verbose=verbose, lazy_pca=lazy, limit=limit, proof=proof)
 
 
 def _proof_options(optimality_gap: Any, time_limit: Any, cardinality: Any) -> float | None:

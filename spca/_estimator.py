@@ -183,10 +183,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         shares them among the components): the fit returns by then with the
         best components and bounds so far, and ``status_`` says
         ``"time_limit"`` (or ``"interrupted"`` after Ctrl-C).  What every
-        answer needs is done however long it takes: checking the input,
+        answer needs is done however short the limit: checking the input,
         forming the covariance blocks the search works on (from data ``X``
-        this can take longer than a short limit) and one forward greedy
-        selection per component.
+        this can take longer than a short limit), the PCA variances the
+        fit reports (one eigensolve, first) and, per component, the answer
+        without a search (a forward greedy selection cut short by the
+        limit and completed to ``cardinality`` features).
     verbose : bool, default=False
         Print the progress of the searches.
 

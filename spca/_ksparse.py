@@ -257,16 +257,24 @@ class _Pool:
             return int(C[keep[j]]), float(vals[j])
         return -1, floor
 
-    def grow(self, S: NDArray[np.intp], k: int) -> NDArray[np.intp]:
+    def grow(self, S: NDArray[np.intp], k: int,
+             limit: TimeLimit | None = None) -> NDArray[np.intp]:
         """Add features greedily (largest top eigenvalue each time) until ``k``.
 
         From BATCH_FROM features on, a quarter of the features still missing
         is added at once (the best-scoring ones for the current support), so
         that a large support costs a few dozen eigensolves, not one per
-        feature.
+        feature.  With the caller's ``limit``, growing stops once it has
+        passed (checked before every step but the first): the support
+        returned may then have fewer than ``k`` features (see
+        :meth:`complete`).
         """
         S = np.sort(np.asarray(S, dtype=np.intp))
+        steps = 0
         while S.size < k:
+            if steps and limit is not None and limit.expired():
+                break
+            steps += 1
             if S.size >= BATCH_FROM and k - S.size > 1:
                 C = self._outside(S)
                 mu, U = np.linalg.eigh(self.B[np.ix_(S, S)])
@@ -280,6 +288,27 @@ class _Pool:
                 raise ValueError("not enough features of positive variance to grow a support")
             S = np.sort(np.append(S, j))
         return S
+
+    def complete(self, S: NDArray[np.intp], k: int) -> NDArray[np.intp]:
+        """``S`` completed to ``k`` features without a search (for a support
+        that the caller's time limit cut short, and the answer that needs no
+        search at all): the features outside ``S`` of largest ``|B x|`` for
+        the leading eigenvector ``x`` of ``S``'s block (one step of the power
+        method, ties to the larger variance), or of largest variance when
+        ``S`` is empty.  Costs one eigensolve of ``S``'s block."""
+        S = np.sort(np.asarray(S, dtype=np.intp))
+        if S.size >= k:
+            return S
+        C = self._outside(S)
+        if C.size < k - S.size:
+            raise ValueError("not enough features of positive variance to complete a support")
+        if S.size:
+            _, x = top_eig(self.B[np.ix_(S, S)])
+            score = np.abs(self.B[np.ix_(C, S)] @ x)
+            order = np.lexsort((-self.d[C], -score))  # (|B x| first, then the variance)
+        else:
+            order = np.argsort(-self.d[C], kind="stable")
+        return np.sort(np.concatenate([S, C[order[:k - S.size]]]))
 
     def prune(self, S: NDArray[np.intp], k: int) -> NDArray[np.intp]:
         """Remove features until ``k`` are left: the one whose removal keeps

@@ -126,6 +126,14 @@ class TimeLimit:
             return TimeLimit(None)
         return TimeLimit(min(max(fraction, 0.0), 1.0) * self.remaining())
 
+    def before(self, seconds: float) -> TimeLimit:
+        """A limit ending ``seconds`` before this one's deadline (not before
+        now; this one itself without a limit or for ``seconds <= 0``): a
+        search that keeps time for the ones after it."""
+        if self.seconds is None or not seconds > 0:
+            return self
+        return TimeLimit(max(self.remaining() - seconds, 0.0))
+
     def __repr__(self) -> str:
         if self.seconds is None:
             return "TimeLimit(None)"

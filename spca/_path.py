@@ -343,6 +343,11 @@ class _Solver:
         # variance at most this (see spca.text.sparse_topics): a solve at a
         # lower lam is a bound of the block only.
         self.outside = float(getattr(cov, "outside_variance", 0.0))
+        # searches made with this solver, and (block, row sums of its sorted
+        # off-diagonal magnitudes) for the later ones past a time limit (see
+        # _gershgorin_sorted)
+        self.n_searches = 0
+        self._gershgorin: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
 
     def _ensure_block(self, lam: float, W: NDArray[np.intp]) -> None:
         if not self.cov.psd_checked and lam < self._lam_checked:
@@ -793,7 +798,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             limit: TimeLimit | None = None, budgeted: bool = True,
             refine: bool = True,
             late_start: _Pick | None = None,
-            neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = ()) -> CardinalityResult:
+            neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = (),
+            reserve: float = 0.0) -> CardinalityResult:
     """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
 
     A ``solver`` shared between searches (:func:`cardinality_path`) carries
@@ -807,9 +813,11 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     ``limit`` has already passed: greedy steps from it are the answer then.
     ``neighbours`` are further starts of the answer (``(origin, support)``:
     the supports that :func:`cardinality_path` found for other ``k``).
+    Under a limit, the search ends ``reserve`` seconds before it (time kept
+    for later searches that share it, see :func:`spca._deflation._components`).
     """
     t_start = time.perf_counter()
-    limit = TimeLimit(None) if limit is None else limit
+    limit = TimeLimit(None) if limit is None else limit.before(reserve)
     d = cov.diag
     ds = np.sort(d)[::-1]
     npos = int(np.count_nonzero(d > 0))
@@ -821,6 +829,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     if solver is None:
         solver = _Solver(cov, max_sweeps=max_sweeps, options=options, verbose=verbose)
     first = len(solver.trials)
+    solver.n_searches += 1
     results: list[DSPCAResult] = []
     cur_tol = search_tol
     # Theorem 1: at lam >= v_(k) at most k - 1 features survive.
@@ -1042,6 +1051,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     try:
         if certified:
             raise _Stop("certified")
+        if limit.expired():
+            raise _Stop(STATUS_TIME_LIMIT)  # (no solve fits: none is planned)
         phases()
     except _Stop as stop:
         if stop.status in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED):
@@ -1264,7 +1275,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     best support completed so far is returned: one start is always
     completed to ``k`` features (one of ``k`` features if there is one, else
     the first: forward greedy selection from nothing when it is the only
-    one), however long that takes.
+    one); a greedy growth stops at the limit (after one step at least) and
+    is completed without a search (:meth:`spca._ksparse._Pool.complete`),
+    so the first answer costs one greedy step and a few eigensolves of
+    ``k`` features however short the limit.
     """
     d = solver.d
 
@@ -1311,18 +1325,18 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
     done: list[tuple[str, NDArray[np.intp]]] = []
     ready = any(S.size == k for _, S in seeds)
+    limited = limit is not None and limit.limited
     for name, S in seeds:
         if late() and (done or (ready and S.size != k)):
             continue  # (the first completed start, or one needing no completion)
-        if S.size < k:
-            S = pool.grow(S, k)
-        elif S.size > k:
-            S = pool.prune(S, k)
-        done.append((name, S))
+        done.append((name, _complete_start(pool, S, k, limit if limited else None)))
     # The truncated power method (Yuan & Zhang 2013; cheap: k columns of B
     # per step) from the feature of largest variance is one more start.
-    if (heuristics and not late()) or not (done or extra):
+    if (heuristics and not late()) or not (done or extra or limited):
         done.append(("truncated power", pool.truncated_power(e, k)))
+    if not done and limited:
+        # (no start at all: the answer that needs no search)
+        done.append(("largest variances", pool.complete(np.zeros(0, dtype=np.intp), k)))
     if heuristics and k > 1 and pool.m > k and not late():
         # From the feature whose k - 1 largest couplings are largest (a tight
         # cluster, e.g. duplicated features, that greedy selection from the
@@ -1345,9 +1359,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         if x0.size == pool.m and np.any(x0) and not late():
             done.append(("truncated power", pool.truncated_power(x0, k)))
     for name, S in extra:  # (last: they win no ties)
-        S = np.searchsorted(P, S)
-        done.append((name, pool.grow(S, k) if S.size < k else
-                     pool.prune(S, k) if S.size > k else S))
+        if late():
+            break  # (under a limit only)
+        done.append((name, _complete_start(pool, np.searchsorted(P, S), k,
+                                           limit if limited else None)))
     moves = _race(pool, k, done, limit, against * f)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
@@ -1386,6 +1401,17 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
 
 
+def _complete_start(pool: _ksparse._Pool, S: NDArray[np.intp], k: int,
+                    limit: TimeLimit | None) -> NDArray[np.intp]:
+    """A start of :func:`_ksparse_support` made ``k`` features: grown greedily
+    or pruned; a greedy growth that the caller's ``limit`` cut short is
+    completed without a search (:meth:`spca._ksparse._Pool.complete`)."""
+    if S.size < k:
+        S = pool.grow(S, k, limit)
+        return pool.complete(S, k) if S.size < k else S
+    return pool.prune(S, k) if S.size > k else S
+
+
 # Rows scored exactly for the cluster starts of _ksparse_support, and the
 # number of starts taken from the best of them (SparsePCA(3, cardinality=5)
 # on a standardised 300 x 1000 Gaussian matrix: explained variance 4.8705
@@ -1407,8 +1433,8 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
           limit: TimeLimit | None = None,
           against: float = -math.inf) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
-    the moves in the order of ``starts`` (see SWAP_RACE; after the best
-    start, none once ``limit`` has passed; each stops when it passes;
+    the moves in the order of ``starts`` (see SWAP_RACE; none once ``limit``
+    has passed; each stops when it passes;
     ``against``: a variance already reached, in the pool's units)."""
     values = [pool.variance(S) for _, S in starts]
     out: list[_ksparse.Moves | None] = [None] * len(starts)
@@ -1420,7 +1446,7 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
         if key in seen:
             out[i] = seen[key]
         elif (k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best
-              and (best == -math.inf or limit is None or not limit.expired())):
+              and (limit is None or not limit.expired())):
             out[i] = pool.swaps(S, limit)
         else:
             out[i] = _ksparse.Moves(np.sort(S), values[i], 0)
@@ -1456,13 +1482,37 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
     B, whole = covers
     extra: list[_ksparse.Cut] = []
     free = _ksparse.diagonal_bound(d, k, floor)
-    if whole:
+    if whole and solver.n_searches > 1 and limit is not None and limit.expired():
+        free = min(free, _gershgorin_sorted(solver, B, k))
+    elif whole:
         free = min(free, _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)
             lmax, v = lambda_max_upper(B, vector=True)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
     return free, extra
+
+
+def _gershgorin_sorted(solver: _Solver, B: NDArray[np.float64], k: int) -> float:
+    """:func:`spca._ksparse.gershgorin_bound` of ``B`` from its rows'
+    off-diagonal magnitudes sorted once per solver and block: for the
+    searches of a path past a time limit, one sort for every ``k`` instead
+    of a partial sort per ``k`` (the NYT sample's 500 words, k = 1..40: the
+    partial sorts took 0.1-0.2 s past a limit of one eigvalsh).  The same
+    bound up to the rounding of the sums."""
+    m = B.shape[0]
+    d = np.diag(B)
+    if m == 0:
+        return 0.0
+    if k <= 1 or m == 1:
+        return float(d.max())
+    if solver._gershgorin is None or solver._gershgorin[0] is not B:
+        A = np.abs(B)
+        np.fill_diagonal(A, 0.0)
+        A.sort(axis=1)
+        solver._gershgorin = (B, np.cumsum(A[:, ::-1], axis=1))
+    sums = solver._gershgorin[1]
+    return float((d + sums[:, min(k - 1, m - 1) - 1]).max())
 
 
 # Eigensolves of the soft-thresholded covariance that place the certificate
@@ -1472,10 +1522,23 @@ SOFT_EVALS = 7
 SOFT_START = 0.9
 SOFT_STEP = 0.7
 SOFT_RTOL = 0.05
+# Under a time limit, the next of those eigensolves is made only if the time
+# left is at least this many times the last one's (lam goes down: the blocks
+# grow; one over the whole pool costs about an eigvalsh).
+SOFT_GROWTH = 2.0
+# ... and only if its blocks' eigensolves fit in half the time left, their
+# time scaled from the last one's as the sum of the cubed block sizes, that
+# sum taken as at least SOFT_FLOOR**3 for the last one (an evaluation's own
+# O(n^2) passes cost more than the eigensolves of a few small blocks: scaled
+# from those alone, the cubes' rate forbade every larger block). With no
+# cap, NCI60's 2,000 genes at t = 2 eigvalsh spent 1.85 s in one evaluation
+# after the limit.
+SOFT_FLOOR = 128
 
 
-def _soft_cut(B: NDArray[np.float64], lam: float,
-              k: int) -> tuple[_ksparse.Cut, NDArray[np.float64]]:
+def _soft_cut(B: NDArray[np.float64], lam: float, k: int,
+              max_cubes: float = math.inf) -> tuple[_ksparse.Cut, NDArray[np.float64],
+                                                     float] | None:
     """The cut of ``lam`` that needs no DSPCA solve, and its eigenvector.
 
     ``phi(lam) <= lambda_max(Sigma + U)`` for every symmetric ``U`` with
@@ -1484,7 +1547,10 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     block diagonal over the components of ``|Sigma_ij| > lam``, so its
     largest eigenvalue costs eigensolves of those blocks only.  Its
     derivative in ``lam`` gives the cut's slope ``k - l1`` with
-    ``l1 = v' (I + sign(Sigma) on the blocks) v``.
+    ``l1 = v' (I + sign(Sigma) on the blocks) v``.  Also returns the sum of
+    the cubes of the sizes of the blocks solved (their eigensolves' work);
+    ``None`` (no eigensolve made) when it exceeds ``max_cubes`` (a caller's
+    time limit, see :func:`_soft_cuts`).
     """
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import connected_components
@@ -1498,9 +1564,14 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     best_i = int(np.argmax(d))
     top, l1 = float(d[best_i]) - lam, 1.0
     v[best_i] = 1.0
+    cubes = 0.0
     if rows.size:
         sub = mask[np.ix_(rows, rows)]
         n_comp, labels = connected_components(csr_matrix(sub), directed=False)
+        sizes = np.bincount(labels)
+        cubes = float(np.sum(sizes[sizes > 1] ** 3.0))
+        if cubes > max_cubes:
+            return None
         for c in range(n_comp):
             idx = rows[labels == c]
             if idx.size < 2:
@@ -1519,7 +1590,7 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
                 v = np.zeros(m)
                 v[idx] = vec
                 l1 = float(vec @ (Mc @ vec))
-    return _ksparse.Cut(lam, top, l1), v
+    return _ksparse.Cut(lam, top, l1), v, cubes
 
 
 def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
@@ -1531,7 +1602,9 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     From the top (``lam`` just below the largest coupling, where the blocks
     are small and the eigensolves cheap) ``lam`` goes down by SOFT_STEP until
     a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
-    at most ``evals`` eigensolves (one once ``limit`` has passed)."""
+    at most ``evals`` eigensolves (one once ``limit`` has passed or leaves
+    less than SOFT_GROWTH times the last one's time, or when the blocks of
+    the next would take more than half the time left, see SOFT_FLOOR)."""
     m = B.shape[0]
     off = np.abs(B - np.diag(np.diag(B)))
     top_off = float(off.max()) if m > 1 else 0.0
@@ -1541,8 +1614,22 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
         return cuts, np.zeros(m)
     lo, hi = 0.0, top_off
     lam = SOFT_START * top_off
-    for _ in range(evals):
-        cut, v = _soft_cut(B, lam, k)
+    timed = limit is not None and limit.limited
+    last, last_cubes = 0.0, 0.0
+    for i in range(evals):
+        if i and timed and limit.remaining() < SOFT_GROWTH * last:
+            break  # (the next eigensolves, over larger blocks, would pass the limit)
+        t0 = limit.elapsed() if timed else 0.0
+        cap = math.inf
+        if timed and i and last > 0:
+            # (the blocks whose eigensolves, scaled from the last one's time
+            # as their cubed sizes, fit in half the time left; see SOFT_FLOOR)
+            cap = max(last_cubes, SOFT_FLOOR**3) * (0.5 * limit.remaining() / last)
+        out = _soft_cut(B, lam, k, cap)
+        if out is None:
+            break  # (its eigensolves would not fit in the time left)
+        cut, v, last_cubes = out
+        last = limit.elapsed() - t0 if timed else 0.0
         cuts.append(cut)
         g = cut.upper_bound + lam * k
         if best is None or g < best[0]:
@@ -1771,9 +1858,11 @@ def dspca_cardinality(
         far and ``status="time_limit"`` if the limit ended it.  The starts
         of the answer (forward greedy selection, truncated power iterations,
         swaps) check the limit between their steps; the first one is always
-        completed, so a limit shorter than one forward greedy selection
-        returns that selection as soon as it exists, later than the limit,
-        with ``status="time_limit"``.  With
+        completed to ``k`` features, but a greedy selection stops at the
+        limit (after one step) and is completed without a search (the
+        features most coupled to those it has), so a limit shorter than one
+        forward greedy selection still returns within about one eigensolve
+        of the covariance, with ``status="time_limit"``.  With
         ``optimality_gap`` it also ends the branch and bound (default 60 s
         there).  Ctrl-C during the relaxation's solves or the branch and
         bound returns the same best-so-far result with
@@ -2216,13 +2305,15 @@ def cardinality_path(
         time left but 10% of it for each later ``k`` (at least an equal
         share; what it leaves unused goes to the later ones); once the
         limit has passed, each remaining ``k`` gets the answer of the
-        previous ``k`` grown by forward greedy steps (no
-        solve, no swaps) and the bounds that need no solve (and no ``k``
-        gets more probes for its bound), and its
+        previous ``k`` grown by one forward greedy step and completed
+        without a search (no solve, no swaps) and the bounds that need no
+        solve (and no ``k`` gets more probes for its bound), and its
         ``status`` (and :attr:`CardinalityPath.status`) is
         ``"time_limit"``; Ctrl-C does the same with ``"interrupted"``.
-        These greedy steps for every ``k`` left are made however long they
-        take: a limit shorter than them returns as soon as they are done.
+        These answers, a few eigensolves of ``k`` features each, are made
+        for every ``k`` left however short the limit (on a path of many
+        ``k`` they add up: 40 ``k`` of 500 features, about two eigensolves
+        of the covariance).
 
     Returns
     -------

@@ -115,7 +115,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                    help="seconds for the whole run, counted from its start (the first "
-                        "corpus passes are made however long they take): the topics and "
+                        "corpus pass is made however long it takes; if it uses up the "
+                        "limit, the covariance of 2 k words per topic only): the topics and "
                         "certified bounds found by then are printed, and the summary says "
                         "the limit ended a search (default: none)")
     t.add_argument("--format", choices=["table", "markdown", "json", "csv"],

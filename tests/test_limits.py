@@ -89,3 +89,16 @@ def test_optimality_gap_types(value):
     else:
         with pytest.raises(TypeError, match="optimality_gap must be a real number"):
             check_optimality_gap(value)
+
+
+def test_before_ends_earlier_never_in_the_past(stub):
+    parent = TimeLimit(10.0)
+    stub.now += 2.0
+    early = parent.before(3.0)
+    assert early.remaining() == pytest.approx(5.0)
+    assert early.deadline == pytest.approx(parent.deadline - 3.0)
+    gone = parent.before(100.0)  # more than is left: ends now
+    assert gone.expired() and gone.remaining() == 0.0
+    assert parent.before(0.0) is parent and parent.before(-1.0) is parent
+    free = TimeLimit(None)
+    assert free.before(5.0) is free and not free.before(5.0).limited

@@ -8,8 +8,8 @@ swaps of :class:`spca._ksparse._Pool` (one feature out, one in, while the
 largest eigenvalue grows).  The search starts from the best of the caller's
 support, forward greedy selection and truncated power iterations, each
 improved by swaps.  Under the caller's time limit (``limit``) no start is
-begun and no swap search goes on once it has passed, as soon as one
-``k``-support is at hand.
+begun, no greedy selection grows and no swap search goes on once it has
+passed, as soon as one ``k``-support is at hand.
 """
 
 from __future__ import annotations
@@ -96,13 +96,13 @@ class Incumbent:
         k, pool = self.k, self.pool
         if self.late():
             return
-        self.offer(pool.grow(np.zeros(0, dtype=np.intp), k))
+        self.offer(self.grown(np.zeros(0, dtype=np.intp)))
         if k > 1:
             order = np.argsort(-np.where(pool.usable, pool.d, -np.inf), kind="stable")
             for j in order[:min(SEEDS, int(pool.usable.sum()))]:
                 if self.late():
                     return
-                S = pool.grow(np.array([j], dtype=np.intp), k)
+                S = self.grown(np.array([j], dtype=np.intp))
                 self.offer(S, improve=self.worth(S))
         if self.late():
             return
@@ -114,6 +114,13 @@ class Incumbent:
         x = np.zeros(pool.m)
         x[self.support] = _ksparse.top_eig(self.B[np.ix_(self.support, self.support)])[1]
         self.offer(pool.truncated_power(x, k))
+
+    def grown(self, S: NDArray[np.intp]) -> NDArray[np.intp]:
+        """``S`` grown greedily to ``k`` features; once a support is at hand,
+        growing stops at the caller's limit and the features grown so far
+        are completed without a search (:meth:`spca._ksparse._Pool.complete`)."""
+        T = self.pool.grow(S, self.k, self.limit if self.support.size else None)
+        return self.pool.complete(T, self.k) if T.size < self.k else T
 
     def round(self, inside: NDArray[np.intp], free: NDArray[np.intp],
               v_free: NDArray[np.float64]) -> bool:
