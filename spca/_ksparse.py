@@ -227,18 +227,20 @@ class _Pool:
         return np.flatnonzero(mask)
 
     def _best_addition(self, R: NDArray[np.intp], C: NDArray[np.intp],
-                       floor: float) -> tuple[int, float]:
+                       floor: float, BRC: NDArray[np.float64] | None = None,
+                       BRR: NDArray[np.float64] | None = None) -> tuple[int, float]:
         """The candidate of ``C`` whose addition to ``R`` gives the largest
         top eigenvalue, if above ``floor``: ``(position, value)``, else
-        ``(-1, floor)``."""
+        ``(-1, floor)``.  ``BRC`` and ``BRR``, if given, are the blocks
+        ``B[R, C]`` and ``B[R, R]`` (the same values, formed by the caller)."""
         if C.size == 0:
             return -1, floor
         c = self.d[C]
         if R.size == 0:
             j = int(np.argmax(c))
             return (int(C[j]), float(c[j])) if c[j] > floor else (-1, floor)
-        mu, U = np.linalg.eigh(self.B[np.ix_(R, R)])
-        W = U.T @ self.B[np.ix_(R, C)]
+        mu, U = np.linalg.eigh(self.B[np.ix_(R, R)] if BRR is None else BRR)
+        W = U.T @ (self.B[np.ix_(R, C)] if BRC is None else BRC)
         W2 = W * W
         top = float(mu[-1])
         # Two 2 x 2 problems bracket each candidate's value: the top
@@ -380,12 +382,22 @@ class _Pool:
                 outs = np.arange(S.size)
             best_out, best_in, best_val = -1, -1, floor
             cut = False
+            # The blocks B[S, C] and B[S, S] once per swap: each removal's
+            # blocks are theirs without row (and column) i -- the same values
+            # as gathering B[R, C] and B[R, R] anew, at a fraction of the
+            # cost (NCI60's 2,000 genes, k = 50: the gathers were a third of
+            # the swap searches' time).
+            BSC = self.B.take(S, axis=0)
+            BSS = BSC.take(S, axis=1)
+            BSC = BSC.take(C, axis=1)
             for i in outs:
                 if limit is not None and limit.expired():
                     cut = True  # (the best swap of a partial scan is still taken)
                     break
                 R = np.delete(S, i)
-                j, val = self._best_addition(R, C, best_val)
+                j, val = self._best_addition(
+                    R, C, best_val, BRC=np.delete(BSC, i, axis=0),
+                    BRR=np.delete(np.delete(BSS, i, axis=0), i, axis=1))
                 if j >= 0:
                     best_out, best_in, best_val = int(i), j, val
             if best_out < 0:

@@ -1486,39 +1486,47 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     derivative in ``lam`` gives the cut's slope ``k - l1`` with
     ``l1 = v' (I + sign(Sigma) on the blocks) v``.
     """
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
     m = B.shape[0]
     d = np.diag(B)
-    mask = np.abs(B) > lam
-    np.fill_diagonal(mask, False)
-    rows = np.flatnonzero(mask.any(axis=1))
     v = np.zeros(m)
     best_i = int(np.argmax(d))
     top, l1 = float(d[best_i]) - lam, 1.0
     v[best_i] = 1.0
-    if rows.size:
-        sub = mask[np.ix_(rows, rows)]
-        n_comp, labels = connected_components(csr_matrix(sub), directed=False)
-        for c in range(n_comp):
-            idx = rows[labels == c]
-            if idx.size < 2:
-                continue
-            Bc = B[np.ix_(idx, idx)]
-            Mc = np.where(np.abs(Bc) > lam, np.sign(Bc), 0.0)
-            np.fill_diagonal(Mc, 1.0)
-            Tc = np.where(Mc != 0.0, Bc - lam * Mc, 0.0)
-            np.fill_diagonal(Tc, np.diag(Bc) - lam)
-            # (U formed in floating point leaves the box by eps (|S_ij| + lam)
-            # at most: a Weyl margin of eps m (max S_ii + lam))
-            val, vec = lambda_max_upper(Tc, vector=True)
-            val += idx.size * np.finfo(float).eps * (float(d.max()) + lam)
-            if val > top:
-                top = float(val)
-                v = np.zeros(m)
-                v[idx] = vec
-                l1 = float(vec @ (Mc @ vec))
+    # The components of |B_ij| > lam, in one compiled pass over the upper
+    # triangle (numbered in the order of their first features, as SciPy's
+    # connected_components; a feature without an edge is a component of its
+    # own, whose value d_i - lam is at most top's).
+    Bc_all = np.ascontiguousarray(B, dtype=np.float64)
+    labels = np.empty(m, dtype=np.intp)
+    excess = np.empty(m)
+    n_comp = _bca_fast.threshold_components(Bc_all, np.arange(m, dtype=np.intp), lam,
+                                            labels, excess)
+    sizes = np.bincount(labels, minlength=n_comp)
+    win: tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]] | None = None
+    for c in np.flatnonzero(sizes > 1):
+        idx = np.flatnonzero(labels == c)
+        Bc = Bc_all if idx.size == m else Bc_all[np.ix_(idx, idx)]
+        # T = B - clip(B, -lam, lam): B_ij - lam sign(B_ij) where |B_ij| > lam,
+        # 0 elsewhere (the same floating-point values as shrinking each entry
+        # by lam), diagonal B_ii - lam
+        Tc = Bc - np.clip(Bc, -lam, lam)
+        np.fill_diagonal(Tc, np.diag(Bc) - lam)
+        # (U formed in floating point leaves the box by eps (|S_ij| + lam)
+        # at most: a Weyl margin of eps m (max S_ii + lam))
+        val, vec = lambda_max_upper(Tc, vector=True)
+        val += idx.size * np.finfo(float).eps * (float(d.max()) + lam)
+        if val > top:
+            top = float(val)
+            win = (idx, vec, Tc)
+    if win is not None:
+        idx, vec, Tc = win
+        v = np.zeros(m)
+        v[idx] = vec
+        # l1 = v' M v with M = sign(B_ij) where |B_ij| > lam (where T_ij != 0),
+        # 1 on the diagonal: the derivative of the cut in lam
+        Mc = np.sign(Tc)
+        np.fill_diagonal(Mc, 1.0)
+        l1 = float(vec @ (Mc @ vec))
     return _ksparse.Cut(lam, top, l1), v
 
 
