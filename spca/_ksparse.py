@@ -197,6 +197,24 @@ def bordered_top(mu: NDArray[np.float64], W2: NDArray[np.float64],
     return np.maximum(x, lo)
 
 
+def _pair_bounds(top: float, u: NDArray[np.float64], X: NDArray[np.float64],
+                 c: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Lower and upper bounds on the largest eigenvalue of ``[[A, b_j], [b_j', c_j]]``
+    for every column ``b_j`` of ``X``, from ``A``'s largest eigenvalue ``top``
+    and its unit eigenvector ``u`` alone.
+
+    Two 2 x 2 problems bracket each value: the top eigenvector's coupling
+    ``u' b_j`` alone (a Rayleigh quotient, from below) and every eigenvalue
+    of ``A`` replaced by ``top`` (from above; the coupling is then the whole
+    ``||b_j||``, which needs no eigenbasis).
+    """
+    w_top = u @ X  # (u' b_j for every j)
+    nb2 = np.einsum("ij,ij->j", X, X)  # ||b_j||^2
+    lower = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * w_top * w_top))
+    upper = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * nb2))
+    return lower, upper
+
+
 class Moves(NamedTuple):
     """A support and how it was reached."""
 
@@ -240,20 +258,17 @@ class _Pool:
             j = int(np.argmax(c))
             return (int(C[j]), float(c[j])) if c[j] > floor else (-1, floor)
         mu, U = np.linalg.eigh(self.B[np.ix_(R, R)] if BRR is None else BRR)
-        W = U.T @ (self.B[np.ix_(R, C)] if BRC is None else BRC)
-        W2 = W * W
+        X = self.B[np.ix_(R, C)] if BRC is None else BRC
         top = float(mu[-1])
-        # Two 2 x 2 problems bracket each candidate's value: the top
-        # eigenvector's coupling alone (a Rayleigh quotient, from below) and
-        # every mu_i replaced by top (from above).  A candidate whose upper
-        # bound is below the best lower bound cannot win.
-        lower = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * W2[-1]))
+        lower, bound = _pair_bounds(top, U[:, -1], X, c)
         floor = max(floor, float(lower.max()) * (1.0 - 1e-12))
-        bound = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * W2.sum(axis=0)))
         keep = np.flatnonzero(bound > floor)
         if keep.size == 0:
             return -1, floor
-        vals = bordered_top(mu, W2[:, keep], c[keep])
+        # (the couplings in the eigenbasis of the kept candidates only: one
+        # product of |R| x |R| by |R| x |keep|, not by |R| x |C|)
+        W = U.T @ X[:, keep]
+        vals = bordered_top(mu, W * W, c[keep])
         j = int(np.argmax(vals))
         if vals[j] > floor:
             return int(C[keep[j]]), float(vals[j])
@@ -272,10 +287,18 @@ class _Pool:
             if S.size >= BATCH_FROM and k - S.size > 1:
                 C = self._outside(S)
                 mu, U = np.linalg.eigh(self.B[np.ix_(S, S)])
-                W = U.T @ self.B[np.ix_(S, C)]
-                vals = bordered_top(mu, W * W, self.d[C])
+                X = self.B[np.ix_(S, C)]
+                c = self.d[C]
                 b = min(max(1, (k - S.size) // 4), C.size)
-                S = np.sort(np.concatenate([S, C[np.argsort(-vals, kind="stable")[:b]]]))
+                # Only candidates whose upper bound reaches the b-th largest
+                # lower bound can be among the b best (see _pair_bounds).
+                lower, bound = _pair_bounds(float(mu[-1]), U[:, -1], X, c)
+                floor = float(np.partition(lower, C.size - b)[C.size - b]) * (1.0 - 1e-12)
+                keep = np.flatnonzero(bound >= floor)
+                W = U.T @ X[:, keep]
+                vals = bordered_top(mu, W * W, c[keep])
+                pick = C[keep[np.argsort(-vals, kind="stable")[:b]]]
+                S = np.sort(np.concatenate([S, pick]))
                 continue
             j, _ = self._best_addition(S, self._outside(S), -math.inf)
             if j < 0:
