@@ -40,7 +40,7 @@ from ._bca import (
     _block_bound,
     _dspca_bca_checked,
 )
-from ._certificate import bound_margin, lambda_max_upper
+from ._certificate import LANCZOS_MIN, bound_margin, lambda_max_large, lambda_max_upper
 from ._limits import (
     STATUS_INTERRUPTED,
     STATUS_OPTIMAL,
@@ -1474,8 +1474,9 @@ SOFT_STEP = 0.7
 SOFT_RTOL = 0.05
 
 
-def _soft_cut(B: NDArray[np.float64], lam: float,
-              k: int) -> tuple[_ksparse.Cut, NDArray[np.float64]]:
+def _soft_cut(B: NDArray[np.float64], lam: float, k: int,
+              v0: NDArray[np.float64] | None = None) -> tuple[_ksparse.Cut,
+                                                             NDArray[np.float64]]:
     """The cut of ``lam`` that needs no DSPCA solve, and its eigenvector.
 
     ``phi(lam) <= lambda_max(Sigma + U)`` for every symmetric ``U`` with
@@ -1485,6 +1486,12 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
     largest eigenvalue costs eigensolves of those blocks only.  Its
     derivative in ``lam`` gives the cut's slope ``k - l1`` with
     ``l1 = v' (I + sign(Sigma) on the blocks) v``.
+
+    A block of at least ``_certificate.LANCZOS_MIN`` features is bounded by
+    Lanczos from ``v0`` (a vector over ``B``; default all ones), verified by
+    a Cholesky factorisation (see :func:`spca._certificate.lambda_max_large`;
+    rigorous, a few 1e-9 above the dense eigensolver's value at most on the
+    real wide sets, in a third to two thirds of its time).
     """
     m = B.shape[0]
     d = np.diag(B)
@@ -1513,7 +1520,11 @@ def _soft_cut(B: NDArray[np.float64], lam: float,
         np.fill_diagonal(Tc, np.diag(Bc) - lam)
         # (U formed in floating point leaves the box by eps (|S_ij| + lam)
         # at most: a Weyl margin of eps m (max S_ii + lam))
-        val, vec = lambda_max_upper(Tc, vector=True)
+        if idx.size >= LANCZOS_MIN:
+            start = np.ones(idx.size) if v0 is None or not np.any(v0[idx]) else v0[idx]
+            val, vec, _ = lambda_max_large(Tc, v0=start, target=math.inf)
+        else:
+            val, vec = lambda_max_upper(Tc, vector=True)
         val += idx.size * np.finfo(float).eps * (float(d.max()) + lam)
         if val > top:
             top = float(val)
@@ -1549,8 +1560,9 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
         return cuts, np.zeros(m)
     lo, hi = 0.0, top_off
     lam = SOFT_START * top_off
+    v: NDArray[np.float64] | None = None
     for _ in range(evals):
-        cut, v = _soft_cut(B, lam, k)
+        cut, v = _soft_cut(B, lam, k, v)
         cuts.append(cut)
         g = cut.upper_bound + lam * k
         if best is None or g < best[0]:
