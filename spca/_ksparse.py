@@ -235,6 +235,10 @@ class _Pool:
         self.d = np.ascontiguousarray(np.diag(B))
         self.m = B.shape[0]
         self.usable = self.d > 0
+        # Supports where a swap search of this pool ended without a swap
+        # (the scan from a support depends on the support alone, so a search
+        # that reaches one of them ends there too; see swaps)
+        self.terminal: set[bytes] = set()
 
     def variance(self, S: NDArray[np.intp]) -> float:
         return top_eig(self.B[np.ix_(S, S)])[0] if S.size else 0.0
@@ -333,7 +337,9 @@ class _Pool:
         x = np.where(self.usable, x0, 0.0)
         S = np.sort(np.argsort(-np.abs(x), kind="stable")[:k])
         for _ in range(max_iter):
-            y = self.B[:, S] @ x[S]  # B x, x being zero off S
+            # B x, x being zero off S (rows of the symmetric B: a contiguous
+            # gather, half the time of the columns B[:, S])
+            y = x[S] @ self.B.take(S, axis=0)
             y[~self.usable] = 0.0
             T = np.sort(np.argsort(-np.abs(y), kind="stable")[:k])
             x = np.zeros(self.m)
@@ -390,6 +396,8 @@ class _Pool:
         With the caller's ``limit``, the search stops (keeping the best
         support so far, ``k`` features like ``S``) once it has passed: it is
         checked before every swap and between the removals a swap tries.
+        A search that reaches a support where an earlier complete scan of
+        this pool took no swap ends there (the same result, one scan less).
         """
         S = np.sort(np.asarray(S, dtype=np.intp))
         cur, v = top_eig(self.B[np.ix_(S, S)])
@@ -397,6 +405,11 @@ class _Pool:
         C = self._outside(S)
         while n_swaps < MAX_SWAPS and C.size and S.size:
             if limit is not None and limit.expired():
+                break
+            if S.tobytes() in self.terminal:
+                # An earlier search of this pool scanned every swap from S and
+                # took none: this scan would find the same (several starts of
+                # the real wide sets climb to one local optimum).
                 break
             floor = cur * (1.0 + SWAP_RTOL) if cur > 0 else cur + SWAP_RTOL
             if S.size > SWAP_OUT:
@@ -424,10 +437,14 @@ class _Pool:
                 if j >= 0:
                     best_out, best_in, best_val = int(i), j, val
             if best_out < 0:
+                if not cut:
+                    self.terminal.add(S.tobytes())
                 break
             T = np.sort(np.append(np.delete(S, best_out), best_in))
             new, w = top_eig(self.B[np.ix_(T, T)])
             if not new > cur:
+                if not cut:
+                    self.terminal.add(S.tobytes())
                 break  # the predicted gain was rounding
             S, cur, v = T, new, w
             n_swaps += 1

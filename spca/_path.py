@@ -1410,7 +1410,15 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
     the moves in the order of ``starts`` (see SWAP_RACE; after the best
     start, none once ``limit`` has passed; each stops when it passes;
     ``against``: a variance already reached, in the pool's units)."""
-    values = [pool.variance(S) for _, S in starts]
+    # (one eigensolve per distinct start: the truncated-power starts of the
+    # real wide sets often end on the same support)
+    memo: dict[bytes, float] = {}
+    values = []
+    for _, S in starts:
+        key = np.asarray(S, dtype=np.intp).tobytes()
+        if key not in memo:
+            memo[key] = pool.variance(S)
+        values.append(memo[key])
     out: list[_ksparse.Moves | None] = [None] * len(starts)
     best = against
     seen: dict[bytes, _ksparse.Moves] = {}
