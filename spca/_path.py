@@ -339,6 +339,8 @@ class _Solver:
         # (cached block, pool, its dense block) of the last pool formed
         self._pool: tuple[NDArray[np.float64], NDArray[np.intp],
                           NDArray[np.float64]] | None = None
+        # (the moves over the last pool's block: see _ksparse_support)
+        self._moves: _ksparse._Pool | None = None
         # Features of the full problem that the operator leaves out have
         # variance at most this (see spca.text.sparse_topics): a solve at a
         # lower lam is a bound of the block only.
@@ -1297,7 +1299,12 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     B = B_raw if 1.0 / UNIT_RANGE <= f <= UNIT_RANGE else B_raw * f
     if B is B_raw:
         f = 1.0
-    pool = _ksparse._Pool(B)
+    # The picks of one search over the same block share their moves, and so
+    # the supports where a swap search ended (the answer's support, a prior
+    # start of the pick from the relaxation's supports, is not scanned again).
+    if solver._moves is None or solver._moves.B is not B:
+        solver._moves = _ksparse._Pool(B)
+    pool = solver._moves
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
     if heuristics and (k <= GREEDY_MAX or not seeds):
         seeds.append(("greedy", np.zeros(0, dtype=np.intp)))
