@@ -21,8 +21,10 @@ features and says how good it is:
   equation ``lambda - c = sum_i (u_i' b)^2 / (lambda - mu_i)``, solved for
   all candidates at once; candidates whose two-by-two bound
   (``mu_i`` replaced by ``max mu``) cannot beat the best move so far are
-  dropped before the root is found.  No candidate needs an eigensolve of
-  its own.
+  dropped before the root is found (both two-by-two bounds need only the
+  top eigenvector and ``||b||``, see :func:`_pair_bounds`, so a dropped
+  candidate is never rotated into the eigenbasis).  No candidate needs an
+  eigensolve of its own.
 * :func:`bound_from_cuts` is the certificate.  For every ``lam >= 0`` and
   every unit ``x`` with ``card(x) <= k``,
   ``x' Sigma x <= psi0(lam) + lam k <= phi(lam) + lam k`` where ``psi0`` is
