@@ -237,10 +237,11 @@ class _Pool:
         self.d = np.ascontiguousarray(np.diag(B))
         self.m = B.shape[0]
         self.usable = self.d > 0
-        # Supports where a swap search of this pool ended without a swap
-        # (the scan from a support depends on the support alone, so a search
-        # that reaches one of them ends there too; see swaps)
-        self.terminal: set[bytes] = set()
+        # Where a swap search from a support ends: support -> (the local
+        # optimum, its variance, the swaps from the support to it), for every
+        # support that a completed search of this pool passed through (a
+        # swap search is deterministic from its support on; see swaps)
+        self.ends: dict[bytes, tuple[NDArray[np.intp], float, int]] = {}
 
     def variance(self, S: NDArray[np.intp]) -> float:
         return top_eig(self.B[np.ix_(S, S)])[0] if S.size else 0.0
@@ -398,21 +399,27 @@ class _Pool:
         With the caller's ``limit``, the search stops (keeping the best
         support so far, ``k`` features like ``S``) once it has passed: it is
         checked before every swap and between the removals a swap tries.
-        A search that reaches a support where an earlier complete scan of
-        this pool took no swap ends there (the same result, one scan less).
+        The search from a support depends on that support alone, so a search
+        that reaches a support an earlier completed search of this pool
+        passed through takes that search's end (the same support, variance
+        and number of swaps, without the scans; the starts of the real wide
+        sets climb to one or two local optima).
         """
         S = np.sort(np.asarray(S, dtype=np.intp))
         cur, v = top_eig(self.B[np.ix_(S, S)])
         n_swaps = 0
         C = self._outside(S)
+        path: list[bytes] = []  # the supports left by a swap, in order
+        ended = False  # whether the search ended where no swap improves
         while n_swaps < MAX_SWAPS and C.size and S.size:
             if limit is not None and limit.expired():
                 break
-            if S.tobytes() in self.terminal:
-                # An earlier search of this pool scanned every swap from S and
-                # took none: this scan would find the same (several starts of
-                # the real wide sets climb to one local optimum).
-                break
+            known = self.ends.get(S.tobytes())
+            if known is not None and n_swaps + known[2] <= MAX_SWAPS:
+                S, cur, rest = known[0], known[1], known[2]
+                for i, key in enumerate(path):
+                    self.ends[key] = (S, cur, len(path) - i + rest)
+                return Moves(S, float(cur), n_swaps + rest)
             floor = cur * (1.0 + SWAP_RTOL) if cur > 0 else cur + SWAP_RTOL
             if S.size > SWAP_OUT:
                 outs = np.argsort(np.abs(v), kind="stable")[:SWAP_OUT]
@@ -439,20 +446,23 @@ class _Pool:
                 if j >= 0:
                     best_out, best_in, best_val = int(i), j, val
             if best_out < 0:
-                if not cut:
-                    self.terminal.add(S.tobytes())
+                ended = not cut
                 break
             T = np.sort(np.append(np.delete(S, best_out), best_in))
             new, w = top_eig(self.B[np.ix_(T, T)])
             if not new > cur:
-                if not cut:
-                    self.terminal.add(S.tobytes())
+                ended = not cut
                 break  # the predicted gain was rounding
+            path.append(S.tobytes())
             S, cur, v = T, new, w
             n_swaps += 1
             if cut:
                 break
             C = self._outside(S)
+        if ended:
+            self.ends[S.tobytes()] = (S, float(cur), 0)
+            for i, key in enumerate(path):
+                self.ends[key] = (S, float(cur), len(path) - i)
         return Moves(S, float(cur), n_swaps)
 
 

@@ -106,7 +106,8 @@ def test_a_search_reaching_a_known_local_optimum_ends_there(monkeypatch):
     first = np.arange(8)
     cached = _ksparse._Pool(S)
     opt = cached.swaps(first)
-    assert opt.support.tobytes() in cached.terminal
+    assert cached.ends[opt.support.tobytes()][2] == 0
+    assert cached.ends[np.arange(8).tobytes()][2] == opt.swaps
     # one exchange away from the optimum: a weak feature in, a member out
     weak = int(np.argmin(np.where(np.isin(np.arange(40), opt.support), np.inf, np.diag(S))))
     start = np.sort(np.append(opt.support[1:], weak))
@@ -154,3 +155,29 @@ def test_soft_cut_bounds_the_whole_soft_thresholded_matrix(n, frac):
     assert cut.l1 == pytest.approx(float(v @ M @ v), rel=1e-8)
     # the input is not modified
     np.testing.assert_array_equal(S, factor_covariance(6, n, n_samples=80))
+
+
+def test_a_search_through_an_earlier_path_takes_its_end_without_scanning(monkeypatch):
+    S = factor_covariance(5, 40)
+    cached = _ksparse._Pool(S)
+    opt = cached.swaps(np.arange(8))
+    assert opt.swaps >= 2  # (a path with a support between start and end)
+    middle = [np.frombuffer(key, dtype=np.intp) for key, (_, _, rest) in cached.ends.items()
+              if 0 < rest < opt.swaps]
+    assert middle
+    calls = {"n": 0}
+    real = _ksparse._Pool._best_addition
+
+    def counting(self, *a, **kw):
+        calls["n"] += 1
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(_ksparse._Pool, "_best_addition", counting)
+    for start in middle:
+        calls["n"] = 0
+        got = cached.swaps(start)
+        assert calls["n"] == 0
+        fresh = _ksparse._Pool(S).swaps(start)
+        assert calls["n"] > 0
+        np.testing.assert_array_equal(got.support, fresh.support)
+        assert got.variance == fresh.variance and got.swaps == fresh.swaps
