@@ -1,0 +1,183 @@
+"""The cheaper moves and cuts of the answer-first search on wide data (issue 27).
+
+Each is checked against a plain reference: dense eigensolves of every
+candidate block, the soft-thresholded matrix formed whole.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spca import _certificate, _ksparse, _path
+
+
+def factor_covariance(seed: int, n: int, n_samples: int = 60,
+                      groups: int = 3) -> np.ndarray:
+    """A correlation matrix of ``n`` features loading on a few factors."""
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((n_samples, groups))
+    L = rng.standard_normal((groups, n)) * (rng.random(n) < 0.5)
+    X = F @ L + rng.standard_normal((n_samples, n))
+    X -= X.mean(axis=0)
+    X /= np.linalg.norm(X, axis=0)
+    return X.T @ X
+
+
+def top_of(S: np.ndarray, idx) -> float:
+    idx = np.asarray(sorted(idx))
+    return float(np.linalg.eigvalsh(S[np.ix_(idx, idx)])[-1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), s=st.integers(1, 8), m=st.integers(1, 6))
+def test_pair_bounds_bracket_every_bordered_top(seed, s, m):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((s + m, s + m))
+    B = A @ A.T
+    mu, U = np.linalg.eigh(B[:s, :s])
+    lower, upper = _ksparse._pair_bounds(float(mu[-1]), U[:, -1], B[:s, s:], np.diag(B)[s:])
+    ref = np.array([top_of(B, [*range(s), s + j]) for j in range(m)])
+    scale = np.abs(ref).max()
+    assert np.all(lower <= ref + 1e-10 * scale)
+    assert np.all(ref <= upper + 1e-10 * scale)
+
+
+def reference_grow(S: np.ndarray, k: int) -> np.ndarray:
+    """Greedy growth by dense eigensolves of every candidate block, with
+    grow's batches (a quarter of the missing features from BATCH_FROM on)."""
+    chosen: list[int] = []
+    n = S.shape[0]
+    while len(chosen) < k:
+        cand = [j for j in range(n) if j not in chosen]
+        vals = np.array([top_of(S, [*chosen, j]) for j in cand])
+        if len(chosen) >= _ksparse.BATCH_FROM and k - len(chosen) > 1:
+            b = min(max(1, (k - len(chosen)) // 4), len(cand))
+        else:
+            b = 1
+        chosen += [cand[i] for i in np.argsort(-vals, kind="stable")[:b]]
+    return np.sort(np.array(chosen))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_grow_with_pruned_batches_matches_dense_greedy(seed):
+    S = factor_covariance(seed, 90)
+    got = _ksparse._Pool(S).grow(np.zeros(0, dtype=np.intp), 80)
+    np.testing.assert_array_equal(got, reference_grow(S, 80))
+
+
+def reference_swaps(S: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, int]:
+    """Best-improvement swaps by dense eigensolves of every exchange."""
+    cur_set = sorted(int(i) for i in start)
+    cur = top_of(S, cur_set)
+    swaps = 0
+    while True:
+        best, best_val = None, cur * (1 + _ksparse.SWAP_RTOL)
+        for i in cur_set:
+            for j in range(S.shape[0]):
+                if j in cur_set:
+                    continue
+                T = sorted(set(cur_set) - {i} | {j})
+                v = top_of(S, T)
+                if v > best_val:
+                    best, best_val = T, v
+        if best is None:
+            return np.array(cur_set), swaps
+        cur_set, cur = best, best_val
+        swaps += 1
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4])
+def test_swaps_match_dense_best_improvement(seed):
+    S = factor_covariance(seed, 40)
+    rng = np.random.default_rng(seed)
+    start = np.sort(rng.choice(40, 8, replace=False))
+    mv = _ksparse._Pool(S).swaps(start)
+    support, n = reference_swaps(S, start)
+    np.testing.assert_array_equal(mv.support, support)
+    assert mv.swaps == n
+    assert mv.variance == pytest.approx(top_of(S, support), rel=1e-12)
+
+
+def test_a_search_reaching_a_known_local_optimum_ends_there(monkeypatch):
+    S = factor_covariance(5, 40)
+    first = np.arange(8)
+    cached = _ksparse._Pool(S)
+    opt = cached.swaps(first)
+    assert cached.ends[opt.support.tobytes()][2] == 0
+    assert cached.ends[np.arange(8).tobytes()][2] == opt.swaps
+    # one exchange away from the optimum: a weak feature in, a member out
+    weak = int(np.argmin(np.where(np.isin(np.arange(40), opt.support), np.inf, np.diag(S))))
+    start = np.sort(np.append(opt.support[1:], weak))
+    calls = {"n": 0}
+    real = _ksparse._Pool._best_addition
+
+    def counting(self, *a, **kw):
+        calls["n"] += 1
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(_ksparse._Pool, "_best_addition", counting)
+    with_cache = cached.swaps(start)
+    n_cached, calls["n"] = calls["n"], 0
+    fresh = _ksparse._Pool(S).swaps(start)
+    n_fresh = calls["n"]
+    np.testing.assert_array_equal(with_cache.support, fresh.support)
+    assert with_cache.variance == fresh.variance and with_cache.swaps == fresh.swaps
+    # the search climbs back to the optimum, whose scan is skipped
+    np.testing.assert_array_equal(fresh.support, opt.support)
+    assert n_cached < n_fresh
+
+
+def soft_matrix(S: np.ndarray, lam: float) -> np.ndarray:
+    T = np.sign(S) * np.maximum(np.abs(S) - lam, 0.0)
+    np.fill_diagonal(T, np.diag(S) - lam)
+    return T
+
+
+@pytest.mark.parametrize(("n", "frac"), [(30, 0.3), (30, 0.6), (30, 0.95),
+                                         (_certificate.LANCZOS_MIN + 20, 0.3)])
+def test_soft_cut_bounds_the_whole_soft_thresholded_matrix(n, frac):
+    S = factor_covariance(6, n, n_samples=80)
+    off = np.abs(S - np.diag(np.diag(S))).max()
+    lam = frac * off
+    cut, v, _ = _path._soft_cut(S, lam, 5)
+    T = soft_matrix(S, lam)
+    ref = float(np.linalg.eigvalsh(T)[-1])
+    # an upper bound (rigorous), and a tight one
+    assert ref <= cut.upper_bound <= ref + 1e-8 * abs(ref)
+    # its vector reaches the value, and l1 is v' M v (M: signs on the
+    # surviving couplings, 1 on the diagonal)
+    assert float(v @ T @ v) == pytest.approx(ref, rel=1e-8)
+    M = np.where(np.abs(S) > lam, np.sign(S), 0.0)
+    np.fill_diagonal(M, 1.0)
+    assert cut.l1 == pytest.approx(float(v @ M @ v), rel=1e-8)
+    # the input is not modified
+    np.testing.assert_array_equal(S, factor_covariance(6, n, n_samples=80))
+
+
+def test_a_search_through_an_earlier_path_takes_its_end_without_scanning(monkeypatch):
+    S = factor_covariance(5, 40)
+    cached = _ksparse._Pool(S)
+    opt = cached.swaps(np.arange(8))
+    assert opt.swaps >= 2  # (a path with a support between start and end)
+    middle = [np.frombuffer(key, dtype=np.intp) for key, (_, _, rest) in cached.ends.items()
+              if 0 < rest < opt.swaps]
+    assert middle
+    calls = {"n": 0}
+    real = _ksparse._Pool._best_addition
+
+    def counting(self, *a, **kw):
+        calls["n"] += 1
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(_ksparse._Pool, "_best_addition", counting)
+    for start in middle:
+        calls["n"] = 0
+        got = cached.swaps(start)
+        assert calls["n"] == 0
+        fresh = _ksparse._Pool(S).swaps(start)
+        assert calls["n"] > 0
+        np.testing.assert_array_equal(got.support, fresh.support)
+        assert got.variance == fresh.variance and got.swaps == fresh.swaps
