@@ -193,6 +193,10 @@ class _DeflatedCovariance(_Covariance):
         # (see _Solver.outside: deflation never raises the variance of a
         # feature outside the support)
         self.outside_variance = float(getattr(base, "outside_variance", 0.0))
+        # Removal from a dense base: one copy of the base's array, whose rows
+        # and columns of removed features are zeroed in place at each
+        # deflation (made at the first one; see dense_view).
+        self._removed_view: NDArray[np.float64] | None = None
         self._update_diag()
 
     def _update_diag(self) -> None:
@@ -201,8 +205,21 @@ class _DeflatedCovariance(_Covariance):
         self.diag = d
 
     def dense_view(self) -> NDArray[np.float64] | None:
-        # Removal only zeroes rows and columns, whose variance becomes 0.
-        return self.base.dense_view() if self.L.shape[1] == 0 else None
+        # Removal only zeroes rows and columns, whose variance becomes 0;
+        # after one, the view is the copy with those rows and columns zeroed
+        # (its zero rows let a solver's pool keep the whole view, see
+        # inactive_rows_zero).
+        if self.L.shape[1]:
+            return None
+        if self._removed_view is not None:
+            return self._removed_view
+        return self.base.dense_view()
+
+    @property
+    def inactive_rows_zero(self) -> bool:
+        """Whether :meth:`dense_view` is zero on the rows and columns of
+        removed features (a removal deflation of a dense base)."""
+        return self._removed_view is not None
 
     def offdiag_rowmax(self) -> NDArray[np.float64]:
         if self.L.shape[1] == 0:
@@ -236,6 +253,13 @@ class _DeflatedCovariance(_Covariance):
         c = float(x @ a)
         if method == "removal":
             self.active &= x == 0
+            view = self.base.dense_view() if self.L.shape[1] == 0 else None
+            if view is not None:
+                if self._removed_view is None:
+                    self._removed_view = np.array(view, dtype=np.float64, order="C")
+                off = np.flatnonzero(~self.active)
+                self._removed_view[off, :] = 0.0
+                self._removed_view[:, off] = 0.0
         elif method == "schur":
             r = self.L.shape[1]
             self.L = np.column_stack([self.L, a / np.sqrt(c)])

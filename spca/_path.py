@@ -849,7 +849,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     soft: list[_ksparse.Cut] = []
     vectors: tuple[NDArray[np.float64], ...] = ()
     P, B_pool = _pool_block(solver, k, []) if solver.outside == 0 else (d[:0], None)
-    if P.size == npos and solver.outside == 0 and not limit.expired():
+    if (solver.outside == 0 and int(np.count_nonzero(d[P] > 0)) == npos
+            and not limit.expired()):
         # Soft-thresholded eigensolves: cuts that need no DSPCA solve, near the
         # lam that minimises the bound, and their eigenvector as a start.
         started = limit.elapsed() if limit.limited else 0.0
@@ -1234,6 +1235,11 @@ def _pool_block(solver: _Solver, k: int,
     """
     cov, d = solver.cov, solver.d
     P = solver._idx[d[solver._idx] > 0]
+    if (P.size < solver._idx.size and getattr(cov, "inactive_rows_zero", False)
+            and solver._idx.size == cov.n and np.array_equal(np.diag(solver._block), d)):
+        # (a removal deflation's view: the removed features' rows are zero,
+        # they can add no variance, and the whole view is the pool, no copy)
+        P = solver._idx
     inside = all(np.isin(S, P).all() for S in seeds)
     cached = solver._pool
     if (P.size >= k and inside and cached is not None and cached[0] is solver._block
@@ -1404,7 +1410,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     support = P[S[nz]]
     loadings = np.zeros(solver.cov.n)
     loadings[support] = v[nz]
-    covers = P.size == int(np.count_nonzero(d > 0)) and solver.outside == 0
+    covers = (int(np.count_nonzero(d[P] > 0)) == int(np.count_nonzero(d > 0))
+              and solver.outside == 0)
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
 
 

@@ -306,3 +306,56 @@ def test_refit_gives_the_variance_maximising_loadings_on_the_support():
     assert fit.explained.cumulative[0] >= raw.explained.cumulative[0]
     with pytest.raises(TypeError, match="refit must be True or False"):
         sparse_components(Sigma, 1, cardinality=3, refit="yes")
+
+
+def test_removal_view_is_the_deflated_matrix_and_leaves_the_base_alone():
+    S = random_psd(3, 12, 12)
+    before = S.copy()
+    base = _MatrixCovariance.formed(S)
+    op = _DeflatedCovariance(base)
+    assert op.dense_view() is base.dense_view() and not op.inactive_rows_zero
+    rng = np.random.default_rng(0)
+    expected = S
+    for _ in range(2):
+        x = np.zeros(12)
+        x[rng.choice(np.flatnonzero(op.active), 3, replace=False)] = 1.0 / np.sqrt(3)
+        op.deflate(x, "removal")
+        expected = deflate(expected, x, "removal")
+        # one copy made at the first deflation, its removed rows zeroed in place
+        np.testing.assert_array_equal(op.dense_view(), expected)
+        assert op.inactive_rows_zero
+    np.testing.assert_array_equal(S, before)
+
+
+@pytest.mark.parametrize("n_words", [300, 1024])
+def test_removal_pool_without_copy_gives_the_same_components(monkeypatch, n_words):
+    # The pool of a removal-deflated component is the whole view (removed rows
+    # zero) instead of a copy of its active rows: same supports, variances and
+    # bounds as with the copy (the NYT sample's words of largest variance).
+    from spca._path import _pool_block, _Solver
+    from spca.datasets import load_nytimes_sample
+
+    X = load_nytimes_sample().counts
+    X = X[:, np.argsort(-np.asarray(X.power(2).mean(0)).ravel(), kind="stable")[:n_words]]
+    S = np.cov(X.toarray(), rowvar=False)
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return sparse_components(S, 4, cardinality=5, deflation="removal")
+
+    new = run()
+    op = _DeflatedCovariance(_MatrixCovariance.formed(S))
+    op.deflate(new.components[0].loadings, "removal")
+    solver = _Solver(op, max_sweeps=50, options={}, verbose=False)
+    solver._ensure_block(0.0, np.flatnonzero(op.diag > 0))
+    P, B = _pool_block(solver, 5, [])
+    assert B is op.dense_view() and P.size == n_words  # no copy
+    monkeypatch.setattr(_DeflatedCovariance, "inactive_rows_zero", property(lambda self: False))
+    P, B = _pool_block(solver, 5, [])
+    assert P.size == n_words - 5 and B is not op.dense_view()
+    old = run()
+    for a, b in zip(new.components, old.components, strict=True):
+        np.testing.assert_array_equal(a.support, b.support)
+        np.testing.assert_allclose(a.variance, b.variance, rtol=1e-12)
+        np.testing.assert_allclose(a.variance_upper_bound, b.variance_upper_bound, rtol=1e-12)
