@@ -212,11 +212,18 @@ class _Pool:
     positive variance (``B_ii > 0``) ever enter a support.
     """
 
-    def __init__(self, B: NDArray[np.float64]) -> None:
+    def __init__(self, B: NDArray[np.float64],
+                 memo: dict[bytes, tuple[NDArray[np.intp], float, int]] | None = None) -> None:
         self.B = B
         self.d = np.ascontiguousarray(np.diag(B))
         self.m = B.shape[0]
         self.usable = self.d > 0
+        # Swap searches that ran their course on this B (see swaps): every
+        # support one of them passed through -> (its end, value, swaps from
+        # there). A caller that builds several pools over the same B (the
+        # searches of a path) shares one.
+        self.memo: dict[bytes, tuple[NDArray[np.intp], float, int]] = (
+            {} if memo is None else memo)
 
     def variance(self, S: NDArray[np.intp]) -> float:
         return top_eig(self.B[np.ix_(S, S)])[0] if S.size else 0.0
@@ -367,9 +374,14 @@ class _Pool:
         checked before every swap and between the removals a swap tries.
         """
         S = np.sort(np.asarray(S, dtype=np.intp))
+        seen = self.memo.get(S.tobytes())
+        if seen is not None:
+            return Moves(seen[0], seen[1], seen[2])
         cur, v = top_eig(self.B[np.ix_(S, S)])
         n_swaps = 0
         C = self._outside(S)
+        path = [S.tobytes()]  # (the supports passed through)
+        ended = False  # (ran its course: no improving swap, or none possible)
         while n_swaps < MAX_SWAPS and C.size and S.size:
             if limit is not None and limit.expired():
                 break
@@ -389,16 +401,29 @@ class _Pool:
                 if j >= 0:
                     best_out, best_in, best_val = int(i), j, val
             if best_out < 0:
+                ended = not cut
                 break
             T = np.sort(np.append(np.delete(S, best_out), best_in))
             new, w = top_eig(self.B[np.ix_(T, T)])
             if not new > cur:
+                ended = not cut
                 break  # the predicted gain was rounding
             S, cur, v = T, new, w
             n_swaps += 1
             if cut:
                 break
+            seen = self.memo.get(S.tobytes())
+            if seen is not None and n_swaps + seen[2] <= MAX_SWAPS:
+                # (a search that went on from here before: the same moves follow)
+                S, cur, n_swaps, ended = seen[0], seen[1], n_swaps + seen[2], True
+                break
+            path.append(S.tobytes())
             C = self._outside(S)
+        else:
+            ended = n_swaps < MAX_SWAPS
+        if ended:
+            for i, key in enumerate(path):
+                self.memo[key] = (S, float(cur), n_swaps - i)
         return Moves(S, float(cur), n_swaps)
 
 

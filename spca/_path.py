@@ -339,6 +339,9 @@ class _Solver:
         # (cached block, pool, its dense block) of the last pool formed
         self._pool: tuple[NDArray[np.float64], NDArray[np.intp],
                           NDArray[np.float64]] | None = None
+        # (the pool's block, the swap searches made on it: see _ksparse._Pool)
+        self._swap_memo: tuple[NDArray[np.float64],
+                               dict[bytes, tuple[NDArray[np.intp], float, int]]] | None = None
         # Features of the full problem that the operator leaves out have
         # variance at most this (see spca.text.sparse_topics): a solve at a
         # lower lam is a bound of the block only.
@@ -1297,7 +1300,9 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     B = B_raw if 1.0 / UNIT_RANGE <= f <= UNIT_RANGE else B_raw * f
     if B is B_raw:
         f = 1.0
-    pool = _ksparse._Pool(B)
+    if solver._swap_memo is None or solver._swap_memo[0] is not B:
+        solver._swap_memo = (B, {})
+    pool = _ksparse._Pool(B, memo=solver._swap_memo[1])
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
     if heuristics and (k <= GREEDY_MAX or not seeds):
         seeds.append(("greedy", np.zeros(0, dtype=np.intp)))

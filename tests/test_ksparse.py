@@ -258,6 +258,28 @@ def test_swaps_reach_a_local_optimum():
             assert pool.variance(T) <= mv.variance * (1 + 1e-9)
 
 
+def test_swap_memo_gives_the_same_moves_as_a_fresh_search(monkeypatch):
+    # Pools over one block share the swap searches made (cardinality_path):
+    # a search that reaches a support another search passed through ends
+    # where that one ended, with the same count of swaps from its own start.
+    S = spiked(4, 30)
+    rng = np.random.default_rng(1)
+    starts = [np.sort(rng.choice(30, 6, replace=False)) for _ in range(12)]
+    memo: dict = {}
+    for start in starts:
+        fresh = _ksparse._Pool(S).swaps(start)
+        shared = _ksparse._Pool(S, memo=memo).swaps(start)
+        np.testing.assert_array_equal(shared.support, fresh.support)
+        assert shared.variance == fresh.variance and shared.swaps == fresh.swaps
+    assert memo
+    # a start the memo holds costs no eigensolve at all
+    first = _ksparse._Pool(S).swaps(starts[0])
+    calls = []
+    monkeypatch.setattr(_ksparse, "top_eig", lambda A: calls.append(1) or (0.0, None))
+    again = _ksparse._Pool(S, memo=memo).swaps(starts[0])
+    assert calls == [] and again.variance == first.variance
+
+
 # -- the estimator and the text pipeline ---------------------------------------------
 
 
