@@ -482,7 +482,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             part = _share(_next_limit(limit, interrupted), n_components - t)
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose, budgeted=refit, limit=part)
+                             verbose=verbose, budgeted=refit, limit=part, descent=True)
             search, interrupted = _after(search, interrupted)
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
