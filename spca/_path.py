@@ -2134,12 +2134,23 @@ PATH_PROBES = 4
 PATH_TOL = 1e-6
 PATH_RTOL = 1e-5
 PATH_SWEEPS = 50
+# The probes are placed by the tangents of the solves whose relative gap is
+# at most PATH_GUIDE_GAP (and of the best cut): a rough solve's cut lies too
+# high for its tangent to say where the minimum is (the 60-feature Gaussian
+# path at k = 24: a 5-sweep cut at lam = 0.022, gap 5e-3, made the tangents
+# place the minimum at the best cut, lam = 0.031, and no probe was made).
+# That path, k = 1..60: certified ratios below 9a149b6's at 5 k instead of
+# 9 (at most 2.9e-4 below, at k = 10), for 53 more solves (probes 8.1 s of
+# CPU instead of 7.7 s, one BLAS thread); 1e-4 left k = 16 5.2e-4 below,
+# 1e-3 k = 12 and 14.
+PATH_GUIDE_GAP = 3e-4
 
 
 def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
     """At most PATH_PROBES solves for ``k``'s bound: at the ``lam`` of its best
     cut when that solve was rough (its gap above PATH_TOL: a bound and a
-    slope both off), else where the path's cuts say it may drop by more than
+    slope both off), else where the tangents of the path's solves (those
+    within PATH_GUIDE_GAP, and the best cut) say it may drop by more than
     PATH_RTOL (see :func:`spca._ksparse.next_probe`)."""
     d = solver.d
     low = solver.probe_floor(solver.outside)
@@ -2156,7 +2167,10 @@ def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
         if refine:
             lam: float | None = best.lam
         else:
-            cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials]
+            # (a rough solve's cut lies too high for its tangent to say where
+            # the minimum is: it only bounds)
+            cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials
+                    if t is best or t.gap <= PATH_GUIDE_GAP]
             lam = _ksparse.next_probe(cuts + solver.guide_cuts, k, low, float(d.max()),
                                       PATH_RTOL)
         if lam is None or lam >= float(d.max()):

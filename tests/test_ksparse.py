@@ -476,7 +476,7 @@ GAUSSIAN60_OLD_RATIO = [
 def test_gaussian60_path_not_worse_than_before_the_answer_first_search():
     # Issues #27/#30: the faster path must not answer worse.  Variance: the
     # same or better at every k.  Certified ratio: the path's probes bring it
-    # within 5e-4 of the old searches' (which made about twice the solves);
+    # within 3e-4 of the old searches' (which made about twice the solves);
     # without them it was up to 5.5e-3 below at 27 of the 60 k, and the
     # variance 0.007 below at k = 24.
     from spca.datasets import make_gaussian_covariance
@@ -486,6 +486,9 @@ def test_gaussian60_path_not_worse_than_before_the_answer_first_search():
     old_v = np.array(GAUSSIAN60_OLD_VARIANCE)
     old_r = np.array(GAUSSIAN60_OLD_RATIO)
     assert (path.variances >= old_v - 1e-6).all(), np.flatnonzero(path.variances < old_v - 1e-6)
-    assert (path.certified_ratios >= old_r - 5e-4).all()
+    assert (path.certified_ratios >= old_r - 3e-4).all()
+    # (the probes placed by the tangents of accurate solves only: at most 5
+    # of the 60 k certify less than 9a149b6 did, 9 before)
+    assert np.count_nonzero(path.certified_ratios < old_r - 1e-6) <= 5
     assert path.variances.sum() >= old_v.sum()
     assert (path.variances <= path.variance_upper_bounds).all()
