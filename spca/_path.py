@@ -2326,7 +2326,8 @@ def cardinality_path(
     replaces an answer it beats (``origin`` ``"from k=m"``).  After the
     searches, up to ``PATH_PROBES`` solves per ``k`` tighten its bound: the
     ``lam`` of its best cut re-solved to ``1e-6`` when that solve was rough,
-    then where the tangents of the path's cuts say the bound can drop.
+    then where the tangents of the path's accurate solves say the bound can
+    drop.
 
     Parameters
     ----------
