@@ -519,7 +519,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                              verbose=verbose, budgeted=refit, limit=part,
-                             reserve=(n_components - t - 1) * setup)
+                             reserve=(n_components - t - 1) * setup, descent=True)
             search, interrupted = _after(search, interrupted)
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):

@@ -232,7 +232,8 @@ class _Pool:
     positive variance (``B_ii > 0``) ever enter a support.
     """
 
-    def __init__(self, B: NDArray[np.float64]) -> None:
+    def __init__(self, B: NDArray[np.float64],
+                 memo: dict[bytes, tuple[NDArray[np.intp], float, int]] | None = None) -> None:
         self.B = B
         self.d = np.ascontiguousarray(np.diag(B))
         self.m = B.shape[0]
@@ -240,8 +241,10 @@ class _Pool:
         # Where a swap search from a support ends: support -> (the local
         # optimum, its variance, the swaps from the support to it), for every
         # support that a completed search of this pool passed through (a
-        # swap search is deterministic from its support on; see swaps)
-        self.ends: dict[bytes, tuple[NDArray[np.intp], float, int]] = {}
+        # swap search is deterministic from its support on; see swaps).  A
+        # caller that builds several pools over the same B may share ``memo``.
+        self.ends: dict[bytes, tuple[NDArray[np.intp], float, int]] = (
+            {} if memo is None else memo)
 
     def variance(self, S: NDArray[np.intp]) -> float:
         return top_eig(self.B[np.ix_(S, S)])[0] if S.size else 0.0
@@ -435,6 +438,9 @@ class _Pool:
         sets climb to one or two local optima).
         """
         S = np.sort(np.asarray(S, dtype=np.intp))
+        known = self.ends.get(S.tobytes())
+        if known is not None and known[2] <= MAX_SWAPS:
+            return Moves(known[0], known[1], known[2])  # (no eigensolve)
         cur, v = top_eig(self.B[np.ix_(S, S)])
         n_swaps = 0
         C = self._outside(S)

@@ -801,7 +801,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             refine: bool = True,
             late_start: _Pick | None = None,
             neighbours: tuple[tuple[str, NDArray[np.intp]], ...] = (),
-            reserve: float = 0.0) -> CardinalityResult:
+            reserve: float = 0.0, starts: _Starts | None = None,
+            descent: bool = False) -> CardinalityResult:
     """Cardinality search over a covariance operator (see :func:`dspca_cardinality`).
 
     A ``solver`` shared between searches (:func:`cardinality_path`) carries
@@ -814,9 +815,15 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     smaller support of a path) is the first start of the answer when
     ``limit`` has already passed: greedy steps from it are the answer then.
     ``neighbours`` are further starts of the answer (``(origin, support)``:
-    the supports that :func:`cardinality_path` found for other ``k``).
-    Under a limit, the search ends ``reserve`` seconds before it (time kept
-    for later searches that share it, see :func:`spca._deflation._components`).
+    the supports that :func:`cardinality_path` found for other ``k``);
+    ``starts`` how many cluster starts the answer gets and which get swaps
+    (:data:`STARTS`, or :data:`PATH_STARTS` with neighbours);
+    ``descent`` adds the cut of :func:`_descent_cut` at DESCENT_SHIFT times
+    the best soft-thresholded cut's ``lam`` (over at most DESCENT_MAX
+    features), and then makes no probe that the search's solves say cannot
+    lower the bound (see :func:`_certify`).  Under a limit, the search ends
+    ``reserve`` seconds before it (time kept for later searches that share
+    it, see :func:`spca._deflation._components`).
     """
     t_start = time.perf_counter()
     limit = TimeLimit(None) if limit is None else limit.before(reserve)
@@ -866,13 +873,16 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     prior = late_start if late_start is not None and limit.expired() else None
     # (the late start is the neighbour below: it is not grown twice)
     early = _ksparse_support(solver, k, [], None, vectors=vectors, limit=limit, prior=prior,
-                             extra=neighbours if prior is None else ())
+                             extra=neighbours if prior is None else (), starts=starts)
     # (under a time limit: how long a k-sparse pick takes, see below)
     pick_seconds = limit.elapsed() - started if limit.limited else 0.0
     free, extra = _free_bounds(solver, k, early.covers, limit)
     guide = list(extra)  # (the cuts whose slopes place the probes: not the soft ones)
     solver.guide_cuts += guide
     extra += soft
+    if descent and soft and B_pool is not None and B_pool.shape[0] <= DESCENT_MAX:
+        at = DESCENT_SHIFT * min(soft, key=lambda c: c.upper_bound + c.lam * k).lam
+        extra.append(_descent_cut(B_pool, at, limit=limit))
     solver.free_cuts += extra
     work0 = solver.work
     budget = max(SEARCH_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
@@ -1104,13 +1114,13 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         try:
             # The relaxation's supports as further starts (they win ties).
             other = _ksparse_support(solver, k, results, found, heuristics=False,
-                                     prior=early, limit=limit)
+                                     prior=early, limit=limit, starts=starts)
             if not early.variance > other.variance * (1 + _ksparse.SWAP_RTOL):
                 pick = other
             if limit.expired():
                 raise _Stop(STATUS_TIME_LIMIT)  # (the pick may have been cut short)
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
-                                        limit=limit, soft=soft)
+                                        limit=limit, soft=soft, hopeless=descent)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -1268,7 +1278,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
                      vectors: tuple[NDArray[np.float64], ...] = (),
                      prior: _Pick | None = None, limit: TimeLimit | None = None,
                      extra: tuple[tuple[str, NDArray[np.intp]], ...] = (),
-                     against: float = -math.inf) -> _Pick:
+                     against: float = -math.inf, starts: _Starts | None = None) -> _Pick:
     """A support of exactly ``k`` features from the relaxation's solves, improved
     by swaps; forward greedy selection and the truncated power method are
     further starts (see ``_ksparse``) unless ``heuristics`` is False, and so
@@ -1276,7 +1286,8 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     :func:`_pool_block` without seeds); the support of a ``prior`` pick is
     one more start (after the relaxation's), and so is each ``(origin,
     support)`` of ``extra`` (after every other start); a start more than
-    SWAP_RACE below the variance ``against`` gets no swaps.
+    SWAP_RACE below the variance ``against`` gets no swaps (``starts``: the
+    number of cluster starts and that fraction, :data:`STARTS` by default).
 
     Once the caller's ``limit`` has passed, no further start is made, no
     swap search goes on (see :meth:`spca._ksparse._Pool.swaps`) and the
@@ -1289,6 +1300,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     ``k`` features however short the limit.
     """
     d = solver.d
+    starts_budget = STARTS if starts is None else starts
 
     def late() -> bool:
         """Whether the caller's limit has passed (never without one)."""
@@ -1361,7 +1373,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         A[np.arange(top.size), top] = 0.0
         rows = pool.d[top] + np.partition(A, pool.m - k + 1, axis=1)[:, pool.m - k + 1:].sum(
             axis=1)
-        n_starts = CLUSTER_STARTS if solver.outside == 0 else 1
+        n_starts = starts_budget.cluster if solver.outside == 0 else 1
         for i in top[np.argsort(-rows, kind="stable")[:n_starts]]:
             if late():
                 break
@@ -1376,7 +1388,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
             break  # (under a limit only)
         done.append((name, _complete_start(pool, np.searchsorted(P, S), k,
                                            limit if limited else None)))
-    moves = _race(pool, k, done, limit, against * f)
+    moves = _race(pool, k, done, limit, against * f, starts_budget.race)
     # The first start wins ties (the relaxation's own support first).
     name, best = moves[0]
     for other, mv in moves[1:]:
@@ -1388,7 +1400,7 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         x[best.support] = _ksparse.top_eig(B[np.ix_(best.support, best.support)])[1]
         S = pool.truncated_power(x, k)
         if (not np.array_equal(S, best.support) and not late()
-                and pool.variance(S) >= (1.0 - SWAP_RACE) * against * f):
+                and pool.variance(S) >= (1.0 - starts_budget.race) * against * f):
             mv = (pool.swaps(S, limit) if k <= SWAPS_MAX
                   else _ksparse.Moves(S, pool.variance(S), 0))
             if mv.variance > best.variance * (1 + _ksparse.SWAP_RTOL):
@@ -1443,12 +1455,29 @@ CLUSTER_STARTS = 32
 SWAP_RACE = 0.01
 
 
+class _Starts(NamedTuple):
+    """How many cluster starts an answer gets (``cluster``) and how far below
+    the best local optimum a start may be and still get swaps (``race``)."""
+
+    cluster: int
+    race: float
+
+
+STARTS = _Starts(CLUSTER_STARTS, SWAP_RACE)
+# In cardinality_path, where the supports of the neighbouring k are starts
+# too (grown and pruned to k): a 60-feature Gaussian covariance, k = 1..60,
+# gave the same supports, variances and bounds with 8 cluster starts and
+# 0.003 as with 32 and 0.01, and the starts and swaps took 2.6 s of CPU
+# instead of 11.0 s (one BLAS thread).
+PATH_STARTS = _Starts(8, 0.003)
+
+
 def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]]],
-          limit: TimeLimit | None = None,
-          against: float = -math.inf) -> list[tuple[str, _ksparse.Moves]]:
+          limit: TimeLimit | None = None, against: float = -math.inf,
+          race: float = SWAP_RACE) -> list[tuple[str, _ksparse.Moves]]:
     """Swap searches from ``starts`` (``k`` features each), best start first;
-    the moves in the order of ``starts`` (see SWAP_RACE; none once ``limit``
-    has passed; each stops when it passes;
+    the moves in the order of ``starts`` (see SWAP_RACE, or ``race``; none
+    once ``limit`` has passed; each stops when it passes;
     ``against``: a variance already reached, in the pool's units)."""
     # (one eigensolve per distinct start: the truncated-power starts of the
     # real wide sets often end on the same support)
@@ -1467,7 +1496,7 @@ def _race(pool: _ksparse._Pool, k: int, starts: list[tuple[str, NDArray[np.intp]
         key = np.sort(S).tobytes()
         if key in seen:
             out[i] = seen[key]
-        elif (k <= SWAPS_MAX and values[i] >= (1.0 - SWAP_RACE) * best
+        elif (k <= SWAPS_MAX and values[i] >= (1.0 - race) * best
               and (limit is None or not limit.expired())):
             out[i] = pool.swaps(S, limit)
         else:
@@ -1690,10 +1719,78 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     return cuts, best[1]
 
 
+# Dual descent from the best soft-thresholded cut (see _descent_cut), for the
+# searches of sparse_components and SparsePCA: DESCENT_ITERS accelerated
+# projected gradient steps on lambda_max(Sigma + U) smoothed with
+# DESCENT_MU times the largest variance over the DESCENT_RANK top
+# eigenvalues, the bound evaluated every DESCENT_CHECK steps; only over at
+# most DESCENT_MAX features (each step costs about one eigensolve of them).
+# SparsePCA(3, cardinality=5) on StandardScaler of a 300 x 1,000 Gaussian
+# matrix, first component at the best soft cut's lam (one BLAS thread):
+# certified ratio 0.9218 -> 0.944 after 40 steps, 4.4 s of CPU with a
+# second eigensolve per step for the bound (prototype).
+DESCENT_ITERS = 45
+DESCENT_RANK = 24
+DESCENT_MU = 0.01
+DESCENT_CHECK = 10
+DESCENT_MAX = 2048
+# ... at this fraction of the best soft cut's lam (the descent lowers
+# lambda_max more in a wider box): on the data above, certified ratios
+# 0.944/0.935/0.948 at 1.0, 0.953/0.935/0.950 at 0.95, 0.956/0.929/0.946
+# at 0.9 (45 steps; measured on that one instance only).
+DESCENT_SHIFT = 0.95
+
+
+def _descent_cut(B: NDArray[np.float64], lam: float, iters: int | None = None,
+                 limit: TimeLimit | None = None) -> _ksparse.Cut:
+    """A cut at ``lam`` from a dual point better than the soft-thresholded one.
+
+    ``phi(lam) <= lambda_max(Sigma + U)`` for every symmetric ``U`` with
+    ``|U_ij| <= lam`` (the dual of DSPCA), so every such ``U`` gives the cut
+    ``lambda_max(Sigma + U) + lam k`` of the k-sparse bound.  From the
+    soft-thresholded ``U`` (see :func:`_soft_cut`), accelerated projected
+    gradient steps (FISTA, step ``mu``) on the smoothed
+    ``mu log sum_i exp(lambda_i(Sigma + U) / mu)`` over the box lower it;
+    the gradient uses the DESCENT_RANK largest eigenpairs only (the bound
+    does not depend on it: it is the largest eigenvalue of a feasible ``U``,
+    computed with LAPACK's rounding margin and a Weyl margin for forming
+    ``Sigma + U``).  Its slope is unknown (``l1`` is ``nan``): it bounds, it
+    places no probe.  ``iters`` steps (DESCENT_ITERS by default), none once
+    the caller's ``limit`` has passed.
+    """
+    from scipy.linalg import eigh
+
+    iters = DESCENT_ITERS if iters is None else iters
+    m = B.shape[0]
+    top = float(np.max(np.diag(B)))
+    mu = DESCENT_MU * top
+    rank = min(DESCENT_RANK, m)
+    U = -np.clip(B, -lam, lam)
+    np.fill_diagonal(U, -lam)
+    margin = m * np.finfo(float).eps * (top + lam)
+    best = lambda_max_upper(B + U) + margin
+    Y, t = U.copy(), 1.0
+    for it in range(iters):
+        if limit is not None and limit.expired():
+            break
+        w, V = eigh(B + Y, subset_by_index=[m - rank, m - 1])
+        p = np.exp((w - w[-1]) / mu)
+        G = (V * (p / p.sum())) @ V.T
+        G = 0.5 * (G + G.T)
+        nxt = np.clip(Y - mu * G, -lam, lam)  # (a gradient step of 1 / L = mu, projected)
+        t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+        Y = nxt + ((t - 1.0) / t_next) * (nxt - U)
+        U, t = nxt, t_next
+        if (it + 1) % DESCENT_CHECK == 0 or it == iters - 1:
+            best = min(best, lambda_max_upper(B + U) + margin)
+    return _ksparse.Cut(lam, float(best), math.nan)
+
+
 def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
              *, limit: TimeLimit | None = None, probes: bool = True,
-             soft: list[_ksparse.Cut] | None = None) -> tuple[float, float]:
+             soft: list[_ksparse.Cut] | None = None,
+             hopeless: bool = False) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -1704,7 +1801,10 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     ``first`` on are this search's.  Raises :class:`_Stop` when ``limit``
     leaves no time for a probe (the bound so far is then recomputed without
     probes).  While the solves' tangents do not bracket the minimum, the
-    soft-thresholded cuts ``soft`` place the probe (see :func:`_soft_probe`)."""
+    soft-thresholded cuts ``soft`` place the probe (see :func:`_soft_probe`).
+    With ``hopeless``, no probe is made when every solve of this search has
+    a cut more than PROBE_HOPELESS above the bound so far (solves of at most
+    BOUND_SWEEPS sweeps that far from the bound will not lower it)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -1720,6 +1820,11 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     ceil = float(d.max())
     low = solver.probe_floor(floor)
     jump_probes = 0
+    if hopeless and probes and solver.trials[first:]:
+        so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
+        if all(t.upper_bound + t.lam * k > (1.0 + PROBE_HOPELESS) * so_far
+               for t in solver.trials[first:]):
+            probes = False
     for _ in range(BOUND_SOLVES if probes else 0):
         if _work(solver.trials[start:]) > budget:
             break
@@ -1752,6 +1857,13 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     if free <= bound:
         return free, math.nan
     return bound, lam
+
+
+# (see _certify's hopeless): SparsePCA(3, cardinality=5) on the standardised
+# 300 x 1,000 Gaussian data: its solves over 1,000 features stop at gaps of
+# 0.3-0.6, their cuts 13-68% above the soft-thresholded ones, and so did its
+# 5-sweep probes (3-8 s each, none lowering a bound).
+PROBE_HOPELESS = 0.1
 
 
 def _inside_jump(trials: list[LamTrial], k: int, lam: float) -> bool:
@@ -2151,12 +2263,23 @@ PATH_PROBES = 4
 PATH_TOL = 1e-6
 PATH_RTOL = 1e-5
 PATH_SWEEPS = 50
+# The probes are placed by the tangents of the solves whose relative gap is
+# at most PATH_GUIDE_GAP (and of the best cut): a rough solve's cut lies too
+# high for its tangent to say where the minimum is (the 60-feature Gaussian
+# path at k = 24: a 5-sweep cut at lam = 0.022, gap 5e-3, made the tangents
+# place the minimum at the best cut, lam = 0.031, and no probe was made).
+# That path, k = 1..60: certified ratios below 9a149b6's at 5 k instead of
+# 9 (at most 2.9e-4 below, at k = 10), for 53 more solves (probes 8.1 s of
+# CPU instead of 7.7 s, one BLAS thread); 1e-4 left k = 16 5.2e-4 below,
+# 1e-3 k = 12 and 14.
+PATH_GUIDE_GAP = 3e-4
 
 
 def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
     """At most PATH_PROBES solves for ``k``'s bound: at the ``lam`` of its best
     cut when that solve was rough (its gap above PATH_TOL: a bound and a
-    slope both off), else where the path's cuts say it may drop by more than
+    slope both off), else where the tangents of the path's solves (those
+    within PATH_GUIDE_GAP, and the best cut) say it may drop by more than
     PATH_RTOL (see :func:`spca._ksparse.next_probe`)."""
     d = solver.d
     low = solver.probe_floor(solver.outside)
@@ -2173,7 +2296,10 @@ def _probe_path(solver: _Solver, k: int, limit: TimeLimit) -> None:
         if refine:
             lam: float | None = best.lam
         else:
-            cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials]
+            # (a rough solve's cut lies too high for its tangent to say where
+            # the minimum is: it only bounds)
+            cuts = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in trials
+                    if t is best or t.gap <= PATH_GUIDE_GAP]
             lam = _ksparse.next_probe(cuts + solver.guide_cuts, k, low, float(d.max()),
                                       PATH_RTOL)
         if lam is None or lam >= float(d.max()):
@@ -2329,7 +2455,8 @@ def cardinality_path(
     replaces an answer it beats (``origin`` ``"from k=m"``).  After the
     searches, up to ``PATH_PROBES`` solves per ``k`` tighten its bound: the
     ``lam`` of its best cut re-solved to ``1e-6`` when that solve was rough,
-    then where the tangents of the path's cuts say the bound can drop.
+    then where the tangents of the path's accurate solves say the bound can
+    drop.
 
     Parameters
     ----------
@@ -2409,7 +2536,7 @@ def cardinality_path(
                     lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
                     verbose=verbose, solver=solver,
                     limit=_share(_next_limit(limit, interrupted), karr.size - i),
-                    late_start=late, neighbours=before)
+                    late_start=late, neighbours=before, starts=PATH_STARTS)
         r, interrupted = _after(r, interrupted)
         results.append(r)
     # The support of the k after, pruned to k (no solve), where it does

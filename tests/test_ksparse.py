@@ -228,6 +228,46 @@ def test_cheap_bounds_are_valid():
     assert _ksparse.gershgorin_bound(S, 1) == pytest.approx(best[1])
 
 
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), k=st.integers(1, 9),
+       frac=st.floats(0.05, 0.95))
+def test_descent_cut_is_a_valid_bound_below_the_soft_cut(seed, n, k, frac):
+    from spca._path import _descent_cut, _soft_cut
+
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n + 2, n)) * rng.uniform(0.2, 2.0, n)
+    S = A.T @ A / (n + 2)
+    best = brute_force(S)
+    lam = frac * float(np.abs(S - np.diag(np.diag(S))).max())
+    soft, _ = _soft_cut(S, lam, k)
+    cut = _descent_cut(S, lam, iters=20)
+    assert cut.lam == lam and np.isnan(cut.l1)
+    assert cut.upper_bound + lam * k >= best[k] * (1 - 1e-12)
+    # (the same start, with a Weyl margin over the whole matrix)
+    assert cut.upper_bound <= soft.upper_bound + 1e-9 * (1 + abs(soft.upper_bound))
+
+
+def test_sparse_components_descent_lowers_the_bound(monkeypatch):
+    # Standardised data without structure: the solves over all features stop
+    # far from their optimum, and the bound is the soft-thresholded cut's;
+    # the dual descent lowers it, on the same answer.
+    from spca import _path
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 300))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    S = X.T @ X / 150
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with_descent = spca.sparse_components(S, 1, cardinality=5).components[0]
+        monkeypatch.setattr(_path, "DESCENT_ITERS", 0)
+        without = spca.sparse_components(S, 1, cardinality=5).components[0]
+    assert with_descent.variance == pytest.approx(without.variance, rel=1e-12)
+    assert with_descent.variance <= with_descent.variance_upper_bound
+    assert with_descent.variance_upper_bound < 0.99 * without.variance_upper_bound
+
+
 def test_probe_below_the_best_cut_is_a_bounded_step():
     # g(lam) = U + lam k: 1 + 5 = 6 at lam = 1 (one nonzero, slope k - 1 = 4)
     # and 2 + 2.5 = 4.5 at lam = 0.5 (slope k - l1 = 3 > 0: the minimum is
@@ -256,6 +296,28 @@ def test_swaps_reach_a_local_optimum():
                 continue
             T = np.array(sorted(inside - {int(i)} | {j}))
             assert pool.variance(T) <= mv.variance * (1 + 1e-9)
+
+
+def test_swap_memo_gives_the_same_moves_as_a_fresh_search(monkeypatch):
+    # Pools over one block share the swap searches made (cardinality_path):
+    # a search that reaches a support another search passed through ends
+    # where that one ended, with the same count of swaps from its own start.
+    S = spiked(4, 30)
+    rng = np.random.default_rng(1)
+    starts = [np.sort(rng.choice(30, 6, replace=False)) for _ in range(12)]
+    memo: dict = {}
+    for start in starts:
+        fresh = _ksparse._Pool(S).swaps(start)
+        shared = _ksparse._Pool(S, memo=memo).swaps(start)
+        np.testing.assert_array_equal(shared.support, fresh.support)
+        assert shared.variance == fresh.variance and shared.swaps == fresh.swaps
+    assert memo
+    # a start the memo holds costs no eigensolve at all
+    first = _ksparse._Pool(S).swaps(starts[0])
+    calls = []
+    monkeypatch.setattr(_ksparse, "top_eig", lambda A: calls.append(1) or (0.0, None))
+    again = _ksparse._Pool(S, memo=memo).swaps(starts[0])
+    assert calls == [] and again.variance == first.variance
 
 
 # -- the estimator and the text pipeline ---------------------------------------------
@@ -414,7 +476,7 @@ GAUSSIAN60_OLD_RATIO = [
 def test_gaussian60_path_not_worse_than_before_the_answer_first_search():
     # Issues #27/#30: the faster path must not answer worse.  Variance: the
     # same or better at every k.  Certified ratio: the path's probes bring it
-    # within 5e-4 of the old searches' (which made about twice the solves);
+    # within 3e-4 of the old searches' (which made about twice the solves);
     # without them it was up to 5.5e-3 below at 27 of the 60 k, and the
     # variance 0.007 below at k = 24.
     from spca.datasets import make_gaussian_covariance
@@ -424,6 +486,9 @@ def test_gaussian60_path_not_worse_than_before_the_answer_first_search():
     old_v = np.array(GAUSSIAN60_OLD_VARIANCE)
     old_r = np.array(GAUSSIAN60_OLD_RATIO)
     assert (path.variances >= old_v - 1e-6).all(), np.flatnonzero(path.variances < old_v - 1e-6)
-    assert (path.certified_ratios >= old_r - 5e-4).all()
+    assert (path.certified_ratios >= old_r - 3e-4).all()
+    # (the probes placed by the tangents of accurate solves only: at most 5
+    # of the 60 k certify less than 9a149b6 did, 9 before)
+    assert np.count_nonzero(path.certified_ratios < old_r - 1e-6) <= 5
     assert path.variances.sum() >= old_v.sum()
     assert (path.variances <= path.variance_upper_bounds).all()
