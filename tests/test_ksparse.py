@@ -240,7 +240,7 @@ def test_descent_cut_is_a_valid_bound_below_the_soft_cut(seed, n, k, frac):
     S = A.T @ A / (n + 2)
     best = brute_force(S)
     lam = frac * float(np.abs(S - np.diag(np.diag(S))).max())
-    soft, _ = _soft_cut(S, lam, k)
+    soft, _, _ = _soft_cut(S, lam, k)
     cut = _descent_cut(S, lam, iters=20)
     assert cut.lam == lam and np.isnan(cut.l1)
     assert cut.upper_bound + lam * k >= best[k] * (1 - 1e-12)
