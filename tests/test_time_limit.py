@@ -820,3 +820,110 @@ def test_a_path_past_the_limit_sorts_the_rows_once(monkeypatch):
     cached = h._gershgorin[1]
     _path._gershgorin_sorted(h, S, 3)
     assert h._gershgorin[1] is cached
+
+
+class _SweepSpy:
+    """Wraps the sweep kernel: records each call's columns and moves the
+    stub clock past the limit after ``expire_after`` calls."""
+
+    def __init__(self, kernel, clock: "TickingClock", expire_after: int) -> None:
+        self.kernel, self.clock, self.expire_after = kernel, clock, expire_after
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, S, *args, start=0, stop=-1, **kw):
+        out = self.kernel(S, *args, start=start, stop=stop, **kw)
+        self.calls.append((start, S.shape[0] if stop < 0 else stop))
+        if len(self.calls) == self.expire_after:
+            self.clock.now = 1e6
+        return out
+
+
+def _bca_problem(seed: int = 4, n: int = 24):
+    # (one block: every feature is solved over)
+    from _reference import half_max_offdiag, sdp_value
+
+    from spca.datasets import make_gaussian_covariance
+
+    S = make_gaussian_covariance(n, random_state=seed)
+    lam = 0.3 * half_max_offdiag(S)
+    return S, lam, sdp_value(S, lam)
+
+
+@pytest.mark.parametrize("expire_after", [0, 2, 9])
+def test_dspca_bca_stops_inside_a_sweep_with_valid_bounds(monkeypatch, expire_after):
+    # the limit passes after `expire_after` chunks of 5 columns (0: before the
+    # first sweep): the sweep stops at the next chunk, no certificate of
+    # dense eigensolves is made, and the O(n^2) bounds bracket phi (Clarabel)
+    pytest.importorskip("cvxpy")
+    from spca import _bca, _bca_fast
+    from spca._certificate import dspca_objective
+
+    S, lam, phi = _bca_problem()
+    n = S.shape[0]
+    clock = TickingClock(2.0 if expire_after == 0 else 0.0)  # (2 s: past at once)
+    monkeypatch.setattr(_limits, "clock", clock)
+    spy = _SweepSpy(_bca_fast.bca_sweep, clock, expire_after)
+    monkeypatch.setattr(_bca_fast, "bca_sweep", spy)
+    monkeypatch.setattr(_bca, "SWEEP_CHUNK_WORK", 5 * n * n)
+    certify = _bca.certify
+
+    def certify_in_time(*a, **k):
+        assert clock.now < 1e6, "certify past the limit"
+        return certify(*a, **k)
+
+    monkeypatch.setattr(_bca, "certify", certify_in_time)
+    S0 = S.copy()
+    with pytest.warns(spca.ConvergenceWarning, match="time limit"):
+        res = spca.dspca_bca(S, lam, time_limit=1.0)
+    assert np.array_equal(S, S0)
+    assert len(spy.calls) == expire_after
+    assert all(stop - start == 5 or stop == n for start, stop in spy.calls)
+    assert res.status == "time_limit" and not res.converged
+    assert res.n_sweeps == -(-expire_after * 5 // n)
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+    assert res.objective == pytest.approx(dspca_objective(S, res.Z, lam), abs=1e-10)
+    assert res.gap == pytest.approx((res.upper_bound - res.objective) / res.upper_bound)
+    assert res.support.size == np.count_nonzero(res.loadings) >= 1
+
+
+def test_dspca_bca_limit_after_certificates_keeps_their_bounds(monkeypatch):
+    # with full certificates made before the limit, the quick bounds at the
+    # limit only add to them: the bracket is never looser than the last check
+    pytest.importorskip("cvxpy")
+    from spca import _bca, _bca_fast
+
+    S, lam, phi = _bca_problem()
+    clock = TickingClock(0.0)
+    monkeypatch.setattr(_limits, "clock", clock)
+    spy = _SweepSpy(_bca_fast.bca_sweep, clock, 3)  # three whole sweeps
+    monkeypatch.setattr(_bca_fast, "bca_sweep", spy)
+    checks = []
+    certify = _bca.certify
+
+    def counting(*a, **k):
+        out = certify(*a, **k)
+        checks.append(out)
+        return out
+
+    monkeypatch.setattr(_bca, "certify", counting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(S, lam, tol=1e-12, time_limit=1.0)
+    assert len(spy.calls) == 3 and len(checks) == 2  # (sweeps 1 and 2; 3 hit the limit)
+    assert res.status == "time_limit" and res.n_sweeps == 3
+    scale = S.diagonal().max()  # (the solver's units)
+    assert res.objective >= max(c.lower for c in checks) * scale * (1 - 1e-12)
+    assert res.upper_bound <= min(c.upper for c in checks) * scale * (1 + 1e-9)
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+
+
+def test_dspca_bca_without_a_limit_makes_one_kernel_call_per_sweep(monkeypatch):
+    from spca import _bca_fast
+
+    S, lam, _ = _bca_problem(seed=1)
+    monkeypatch.setattr(_limits, "clock", lambda: pytest.fail("clock read"))
+    spy = _SweepSpy(_bca_fast.bca_sweep, TickingClock(0.0), -1)
+    monkeypatch.setattr(_bca_fast, "bca_sweep", spy)
+    res = spca.dspca_bca(S, lam)
+    assert res.status == "optimal"
+    assert spy.calls == [(0, S.shape[0])] * res.n_sweeps
