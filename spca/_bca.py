@@ -30,6 +30,7 @@ from ._certificate import (
     certify,
     lambda_max_large,
     leading_eigenvector,
+    metzler_bound,
     polish,
     quick_certificate,
     rank_one_dual_matrix,
@@ -97,7 +98,9 @@ class DSPCAResult:
     objective : float
         ``Tr(Sigma Z) - lam * ||Z||_1`` of the returned ``Z``.
     upper_bound : float
-        ``lambda_max(Sigma + U)`` for a ``U`` with ``|U_ij| <= lam``.
+        ``lambda_max(Sigma + U)`` for a ``U`` with ``|U_ij| <= lam``, or a
+        bound above it (Gershgorin's, or its Collatz-Wielandt refinement)
+        when the caller's ``time_limit`` ended the solve.
     gap : float
         ``(upper_bound - objective) / upper_bound``.
     converged : bool
@@ -463,9 +466,17 @@ def dspca_bca(
         way.
     time_limit : float, optional
         Seconds after which the solve stops with the best bounds so far
-        (``status == "time_limit"``), checked after every sweep and inside
-        the polish iterations.  ``None`` (the default): no limit, and the
-        result does not depend on the machine's speed or load.
+        (``status == "time_limit"``), checked inside every sweep (between
+        chunks of columns), between the working sets and inside the polish
+        iterations.  The iterate where the limit strikes gets bounds of
+        ``O(n^2)`` flops, no eigensolve of the whole problem: Gershgorin's
+        bound (refined by a few power steps) on two dual-feasible
+        ``Sigma + U`` and the objective of the iterate and of rank-one
+        vectors read off it, kept with the best of the earlier checks; so a
+        limit below the first certificate gives a valid but loose gap.  The
+        input checks (one Cholesky factorisation) are made however short the
+        limit.  ``None`` (the default): no limit, and the result does not
+        depend on the machine's speed or load.
     verbose : bool, default=False
         Print the bounds after every sweep (and every working-set round).
 
@@ -666,7 +677,8 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
     n_blocks = len(blocks)
     m_all = S.shape[0]
     kept_all = kept
-    cheap = _cheap_bounds(S, lam_n, blocks) if n_blocks > 1 or m_all == 1 else []
+    cheap = (_cheap_bounds(S, lam_n, blocks, opts.deadline) if n_blocks > 1 or m_all == 1
+             else [])
     R = _relevant(S, lam_n, blocks, cheap) if n_blocks > 1 else None
     if R is not None:
         # Only the blocks in R can reach phi (the others are bounded by the
@@ -746,11 +758,35 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
 RESTRICT_FRACTION = 0.25
 
 
-def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> list[float]:
+def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray],
+                  deadline: _Deadline | None = None) -> list[float]:
     """Upper bound of each block's value: ``lambda_max(S_cc - clip(S_cc, -lam, lam))``
-    with diagonal ``S_ii - lam`` (exact, ``S_jj - lam``, for a single feature)."""
-    return [float(S[b[0], b[0]]) - lam if b.size == 1 else _block_bound(S[np.ix_(b, b)], lam)
-            for b in blocks]
+    with diagonal ``S_ii - lam`` (exact, ``S_jj - lam``, for a single feature).
+
+    Under the caller's time limit (``deadline``) every block first gets the
+    ``O(size^2)`` :func:`~spca._certificate.metzler_bound` of that matrix;
+    the blocks, largest bound first, then get the Lanczos bound while the
+    limit has not passed (each one an eigensolve-sized verification).
+    """
+    if deadline is None or not deadline.limit.limited:
+        return [float(S[b[0], b[0]]) - lam if b.size == 1
+                else _block_bound(S[np.ix_(b, b)], lam) for b in blocks]
+    out = []
+    for b in blocks:
+        if b.size == 1:
+            out.append(float(S[b[0], b[0]]) - lam)
+            continue
+        Sb = S[np.ix_(b, b)]
+        off = np.abs(Sb)
+        off -= lam
+        np.maximum(off, 0.0, out=off)
+        np.fill_diagonal(off, 0.0)
+        out.append(metzler_bound(np.diag(Sb) - lam, off))
+    for i in np.argsort(out, kind="stable")[::-1]:
+        if blocks[i].size == 1 or deadline.expired():
+            continue
+        out[i] = min(out[i], _block_bound(S[np.ix_(blocks[i], blocks[i])], lam))
+    return out
 
 
 def _block_bound(Sb: np.ndarray, lam: float) -> float:
@@ -953,6 +989,10 @@ def _solve_working_set(S, lam_n, X, M, history, opts: _SolveOptions):
     columns it updates).  The caller's time limit ends the rounds (``warm``
     true).
     """
+    if opts.out_of_time:
+        # (the caller's limit has passed: no ranking eigensolve, no W solve;
+        # the caller bounds the block from its start)
+        return None, 0, 0, 0, 0.0, True
     tol, max_sweeps, scale = opts.tol, opts.max_sweeps, opts.scale
     m = S.shape[0]
     d = np.diag(S)
@@ -1161,7 +1201,7 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
     (lowered down to ``beta_min``); returns (sweeps, certificate, passes,
     exact QPs, certificate seconds, final beta).  ``opts.refine=False``: no
     support refinement.  ``opts.polish``: see the polish in the loop.  The
-    caller's time limit is checked before every sweep and, inside a sweep,
+    caller's time limit is checked after every sweep and, inside a sweep,
     after every ``SWEEP_CHUNK_WORK / m^2`` columns (:func:`_sweep_chunks`):
     once it has passed, the iterate reached (positive definite after any
     column) gets the ``O(m^2)`` bounds of
@@ -1185,8 +1225,11 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
     last_support = None  # rank-one support of the last check, for purge
     refine_work = 0.0  # of the support refinements, in sweep equivalents
     for sweep in range(1, max_sweeps + 1):
-        if limited and opts.out_of_time:
-            sweep -= 1  # (no column of this sweep was updated)
+        if limited and opts.deadline.hit:
+            # (the limit has passed in an earlier stage: no column update;
+            # otherwise the first chunk of columns runs before the first
+            # reading of the clock, one reading per sweep as before)
+            sweep -= 1
             break
         H = _inverse(X) if opts.qp_finish else no_inverse
         if limited:

@@ -491,7 +491,9 @@ def _wall_clock_every_entry_point() -> None:
     corpus = load_nytimes_sample()
     counts = corpus.counts.toarray()
     S, t_eig = _nyt500_correlation(counts)
+    lam = float(np.quantile(np.abs(S[np.triu_indices(S.shape[0], 1)]), 0.9))
     calls = {
+        "dspca_bca": lambda t: spca.dspca_bca(S, lam, time_limit=t),
         "dspca_cardinality": lambda t: spca.dspca_cardinality(S, 20, time_limit=t),
         "optimality_gap": lambda t: spca.dspca_cardinality(S, 10, optimality_gap=1e-6,
                                                            time_limit=t),
@@ -522,7 +524,10 @@ def _wall_clock_every_entry_point() -> None:
             if name == "dspca_cardinality":
                 assert out.support.size == 20
                 assert out.explained_variance <= out.variance_upper_bound
-            if t <= 0.05 and name != "dspca_cardinality":
+            if name == "dspca_bca":
+                assert out.status == "time_limit" or out.converged
+                assert out.objective <= out.upper_bound
+            elif t <= 0.05 and name != "dspca_cardinality":
                 assert status == "time_limit", (name, status)
 
 
@@ -851,8 +856,8 @@ def _bca_problem(seed: int = 4, n: int = 24):
 
 @pytest.mark.parametrize("expire_after", [0, 2, 9])
 def test_dspca_bca_stops_inside_a_sweep_with_valid_bounds(monkeypatch, expire_after):
-    # the limit passes after `expire_after` chunks of 5 columns (0: before the
-    # first sweep): the sweep stops at the next chunk, no certificate of
+    # the limit passes after `expire_after` chunks of 5 columns (0: at the
+    # call's start): the sweep stops at the next check, no certificate of
     # dense eigensolves is made, and the O(n^2) bounds bracket phi (Clarabel)
     pytest.importorskip("cvxpy")
     from spca import _bca, _bca_fast
@@ -876,10 +881,11 @@ def test_dspca_bca_stops_inside_a_sweep_with_valid_bounds(monkeypatch, expire_af
     with pytest.warns(spca.ConvergenceWarning, match="time limit"):
         res = spca.dspca_bca(S, lam, time_limit=1.0)
     assert np.array_equal(S, S0)
-    assert len(spy.calls) == expire_after
+    # (the first chunk runs before the first reading of the clock)
+    assert len(spy.calls) == max(expire_after, 1)
     assert all(stop - start == 5 or stop == n for start, stop in spy.calls)
     assert res.status == "time_limit" and not res.converged
-    assert res.n_sweeps == -(-expire_after * 5 // n)
+    assert res.n_sweeps == -(-max(expire_after, 1) * 5 // n)
     assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
     assert res.objective == pytest.approx(dspca_objective(S, res.Z, lam), abs=1e-10)
     assert res.gap == pytest.approx((res.upper_bound - res.objective) / res.upper_bound)
@@ -927,3 +933,36 @@ def test_dspca_bca_without_a_limit_makes_one_kernel_call_per_sweep(monkeypatch):
     res = spca.dspca_bca(S, lam)
     assert res.status == "optimal"
     assert spy.calls == [(0, S.shape[0])] * res.n_sweeps
+
+
+def test_dspca_bca_past_the_limit_makes_no_block_eigensolve(monkeypatch):
+    # several blocks and a working set: past the limit, the blocks' bounds
+    # are the O(n^2) ones (no Lanczos bound, no ranking eigensolve), and the
+    # answer still brackets phi
+    pytest.importorskip("cvxpy")
+    from _reference import sdp_value
+
+    from spca import _bca
+
+    rng = np.random.default_rng(5)
+    blocks = []
+    for size in (6, 5, 4):
+        A = rng.standard_normal((40, size))
+        A[:, 1:] += 2.0 * A[:, :1]
+        blocks.append(A.T @ A / 40)
+    S = np.zeros((15, 15))
+    at = 0
+    for B in blocks:
+        S[at:at + B.shape[0], at:at + B.shape[0]] = B
+        at += B.shape[0]
+    S += 1e-3 * np.eye(15)
+    lam = 0.2
+    phi = sdp_value(S, lam)
+    monkeypatch.setattr(_limits, "clock", TickingClock(2.0))  # past at the first check
+    monkeypatch.setattr(_bca, "_block_bound", lambda *a: pytest.fail("Lanczos bound"))
+    monkeypatch.setattr(_bca, "_start_order", lambda *a: pytest.fail("ranking eigensolve"))
+    monkeypatch.setattr(_bca, "WS_MIN", 2)
+    with pytest.warns(spca.ConvergenceWarning, match="time limit"):
+        res = spca.dspca_bca(S, lam, time_limit=1.0)
+    assert res.n_blocks >= 3 and res.status == "time_limit" and res.n_sweeps == 1
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
