@@ -966,3 +966,18 @@ def test_dspca_bca_past_the_limit_makes_no_block_eigensolve(monkeypatch):
         res = spca.dspca_bca(S, lam, time_limit=1.0)
     assert res.n_blocks >= 3 and res.status == "time_limit" and res.n_sweeps == 1
     assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+
+
+def test_pca_variances_under_a_limit_come_from_lanczos(monkeypatch):
+    # under a limit the estimator's PCA variances are Lanczos values (no dense
+    # subset eigensolve), equal to the dense ones to ARPACK's tolerance
+    from spca import _variance
+    from spca.datasets import make_gaussian_covariance
+
+    S = make_gaussian_covariance(80, random_state=7)
+    ref = np.linalg.eigvalsh(S)[::-1][:3]
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
+    monkeypatch.setattr(_variance._Covariance, "top_eigenvalues",
+                        lambda self, q: pytest.fail("dense eigensolve"))
+    est = spca.SparsePCA(3, cardinality=4, scale=False, time_limit=100.0).fit_covariance(S)
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-9)
