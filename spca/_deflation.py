@@ -465,7 +465,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     if limit.limited and pca_variance is None and not lazy_pca:
         # (under a time limit the summary's eigensolve comes first, within
         # the limit: the searches share what it leaves, and the call does
-        # not end with an eigensolve after the limit)
+        # not end with an eigensolve after the limit; Lanczos, about a tenth
+        # of the dense subset eigensolve at 500 features)
         pca_variance = _top_eigenvalues_lanczos(cov, n_components)
     work = _DeflatedCovariance(cov)
     comps: list[SparseComponent] = []
