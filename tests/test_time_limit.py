@@ -981,3 +981,36 @@ def test_pca_variances_under_a_limit_come_from_lanczos(monkeypatch):
                         lambda self, q: pytest.fail("dense eigensolve"))
     est = spca.SparsePCA(3, cardinality=4, scale=False, time_limit=100.0).fit_covariance(S)
     np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 9),
+       frac=st.floats(0.05, 0.95), beta=st.floats(1e-4, 1.0))
+def test_quick_bounds_bracket_the_converged_solve(seed, n, frac, beta):
+    # any positive definite X and any dual columns M: the O(n^2) bounds
+    # bracket the relaxation (compared with a converged solve's bracket),
+    # the lower bound is the objective of the returned Z, and nothing the
+    # caller passed is modified
+    from spca._certificate import dspca_objective, quick_certificate
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((max(n + 2, 12), n)) @ np.diag(rng.uniform(0.3, 2.0, n))
+    S = A.T @ A / A.shape[0]
+    off = np.abs(S - np.diag(np.diag(S)))
+    lam = frac * float(off.max())
+    assert np.diag(S).max() > lam  # (|S_ij| <= max S_ii for PSD S, and frac < 1)
+    G = rng.standard_normal((n, n))
+    X = G @ G.T + beta * np.eye(n)
+    M = rng.standard_normal((n, n))
+    copies = S.copy(), X.copy(), M.copy()
+    cert = quick_certificate(S, lam, X, M)
+    for a, b in zip(copies, (S, X, M), strict=True):
+        assert np.array_equal(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = spca.dspca_bca(S, lam, eliminate=False, tol=1e-9)
+    tiny = 1e-9 * max(abs(ref.upper_bound), 1.0)
+    assert cert.lower <= ref.upper_bound + tiny
+    assert cert.upper >= ref.objective - tiny
+    assert cert.lower == pytest.approx(dspca_objective(S, cert.Z, lam), abs=1e-12)
+    assert np.trace(cert.Z) == pytest.approx(1.0)
