@@ -29,7 +29,8 @@ Sets:
 * ``nci2000`` -- correlations of NCI60's 2,000 genes of largest variance
   (64 samples), k = 50; also ``SparsePCA.fit``.
 
-Entry points: ``dspca_cardinality`` (also with ``optimality_gap=1e-4``),
+Entry points: ``dspca_bca`` (``lam`` the 90% quantile of the off-diagonal
+moduli), ``dspca_cardinality`` (also with ``optimality_gap=1e-4``),
 ``cardinality_path`` (k/2 and k, or the path above), ``sparse_components``
 and ``SparsePCA(3, cardinality=k).fit_covariance`` (3 components).
 
@@ -70,7 +71,10 @@ def eigvalsh_seconds(S: np.ndarray) -> float:
 
 def entry_points(S: np.ndarray, k: int, X: Any, corpus: Any,
                  path_ks: list[int] | None) -> dict[str, Callable[[float], Any]]:
+    off = np.abs(S[np.triu_indices(S.shape[0], 1)])
+    lam = float(np.quantile(off, 0.9)) if off.size else 0.0
     calls: dict[str, Callable[[float], Any]] = {
+        "dspca_bca": lambda t: spca.dspca_bca(S, lam, time_limit=t),
         "dspca_cardinality": lambda t: spca.dspca_cardinality(S, k, time_limit=t),
         "dspca_cardinality+gap": lambda t: spca.dspca_cardinality(
             S, k, optimality_gap=1e-4, time_limit=t),

@@ -30,7 +30,9 @@ from ._certificate import (
     certify,
     lambda_max_large,
     leading_eigenvector,
+    metzler_bound,
     polish,
+    quick_certificate,
     rank_one_dual_matrix,
     relative_gap,
     with_margin,
@@ -96,7 +98,9 @@ class DSPCAResult:
     objective : float
         ``Tr(Sigma Z) - lam * ||Z||_1`` of the returned ``Z``.
     upper_bound : float
-        ``lambda_max(Sigma + U)`` for a ``U`` with ``|U_ij| <= lam``.
+        ``lambda_max(Sigma + U)`` for a ``U`` with ``|U_ij| <= lam``, or a
+        bound above it (Gershgorin's, or its Collatz-Wielandt refinement)
+        when the caller's ``time_limit`` ended the solve.
     gap : float
         ``(upper_bound - objective) / upper_bound``.
     converged : bool
@@ -462,9 +466,17 @@ def dspca_bca(
         way.
     time_limit : float, optional
         Seconds after which the solve stops with the best bounds so far
-        (``status == "time_limit"``), checked after every sweep and inside
-        the polish iterations.  ``None`` (the default): no limit, and the
-        result does not depend on the machine's speed or load.
+        (``status == "time_limit"``), checked inside every sweep (between
+        chunks of columns), between the working sets and inside the polish
+        iterations.  The iterate where the limit strikes gets bounds of
+        ``O(n^2)`` flops, no eigensolve of the whole problem: Gershgorin's
+        bound (refined by a few power steps) on two dual-feasible
+        ``Sigma + U`` and the objective of the iterate and of rank-one
+        vectors read off it, kept with the best of the earlier checks; so a
+        limit below the first certificate gives a valid but loose gap.  The
+        input checks (one Cholesky factorisation) are made however short the
+        limit.  ``None`` (the default): no limit, and the result does not
+        depend on the machine's speed or load.
     verbose : bool, default=False
         Print the bounds after every sweep (and every working-set round).
 
@@ -665,7 +677,8 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
     n_blocks = len(blocks)
     m_all = S.shape[0]
     kept_all = kept
-    cheap = _cheap_bounds(S, lam_n, blocks) if n_blocks > 1 or m_all == 1 else []
+    cheap = (_cheap_bounds(S, lam_n, blocks, opts.deadline) if n_blocks > 1 or m_all == 1
+             else [])
     R = _relevant(S, lam_n, blocks, cheap) if n_blocks > 1 else None
     if R is not None:
         # Only the blocks in R can reach phi (the others are bounded by the
@@ -745,11 +758,35 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
 RESTRICT_FRACTION = 0.25
 
 
-def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray]) -> list[float]:
+def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray],
+                  deadline: _Deadline | None = None) -> list[float]:
     """Upper bound of each block's value: ``lambda_max(S_cc - clip(S_cc, -lam, lam))``
-    with diagonal ``S_ii - lam`` (exact, ``S_jj - lam``, for a single feature)."""
-    return [float(S[b[0], b[0]]) - lam if b.size == 1 else _block_bound(S[np.ix_(b, b)], lam)
-            for b in blocks]
+    with diagonal ``S_ii - lam`` (exact, ``S_jj - lam``, for a single feature).
+
+    Under the caller's time limit (``deadline``) every block first gets the
+    ``O(size^2)`` :func:`~spca._certificate.metzler_bound` of that matrix;
+    the blocks, largest bound first, then get the Lanczos bound while the
+    limit has not passed (each one an eigensolve-sized verification).
+    """
+    if deadline is None or not deadline.limit.limited:
+        return [float(S[b[0], b[0]]) - lam if b.size == 1
+                else _block_bound(S[np.ix_(b, b)], lam) for b in blocks]
+    out = []
+    for b in blocks:
+        if b.size == 1:
+            out.append(float(S[b[0], b[0]]) - lam)
+            continue
+        Sb = S[np.ix_(b, b)]
+        off = np.abs(Sb)
+        off -= lam
+        np.maximum(off, 0.0, out=off)
+        np.fill_diagonal(off, 0.0)
+        out.append(metzler_bound(np.diag(Sb) - lam, off))
+    for i in np.argsort(out, kind="stable")[::-1]:
+        if blocks[i].size == 1 or deadline.expired():
+            continue
+        out[i] = min(out[i], _block_bound(S[np.ix_(blocks[i], blocks[i])], lam))
+    return out
 
 
 def _block_bound(Sb: np.ndarray, lam: float) -> float:
@@ -952,6 +989,10 @@ def _solve_working_set(S, lam_n, X, M, history, opts: _SolveOptions):
     columns it updates).  The caller's time limit ends the rounds (``warm``
     true).
     """
+    if opts.out_of_time:
+        # (the caller's limit has passed: no ranking eigensolve, no W solve;
+        # the caller bounds the block from its start)
+        return None, 0, 0, 0, 0.0, True
     tol, max_sweeps, scale = opts.tol, opts.max_sweeps, opts.scale
     m = S.shape[0]
     d = np.diag(S)
@@ -1160,9 +1201,14 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
     (lowered down to ``beta_min``); returns (sweeps, certificate, passes,
     exact QPs, certificate seconds, final beta).  ``opts.refine=False``: no
     support refinement.  ``opts.polish``: see the polish in the loop.  The
-    caller's time limit is checked after every sweep: the sweep where it has
-    passed is certified and ends the loop."""
+    caller's time limit is checked after every sweep and, inside a sweep,
+    after every ``SWEEP_CHUNK_WORK / m^2`` columns (:func:`_sweep_chunks`):
+    once it has passed, the iterate reached (positive definite after any
+    column) gets the ``O(m^2)`` bounds of
+    :func:`~spca._certificate.quick_certificate`, kept with the best of the
+    earlier checks, and the loop ends."""
     m = S.shape[0]
+    limited = opts.deadline.limit.limited
     tol, max_sweeps, scale, verbose = opts.tol, opts.max_sweeps, opts.scale, opts.verbose
     work = _bca_fast.Workspace(m, MAX_ACTIVE)
     max_rounds = 50 if opts.qp_finish else 0
@@ -1179,20 +1225,31 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
     last_support = None  # rank-one support of the last check, for purge
     refine_work = 0.0  # of the support refinements, in sweep equivalents
     for sweep in range(1, max_sweeps + 1):
+        if limited and opts.deadline.hit:
+            # (the limit has passed in an earlier stage: no column update;
+            # otherwise the first chunk of columns runs before the first
+            # reading of the clock, one reading per sweep as before)
+            sweep -= 1
+            break
         H = _inverse(X) if opts.qp_finish else no_inverse
-        trace, passes, exact = _bca_fast.bca_sweep(
-            S, X, H, M, lam_n, beta_k, trace, work, max_passes=opts.max_qp_passes,
-            qp_tol=opts.qp_tol, max_rounds=max_rounds)
+        if limited:
+            trace, passes, exact = _sweep_chunks(S, X, H, M, work, lam_n=lam_n, beta_k=beta_k,
+                                                 trace=trace, opts=opts, max_rounds=max_rounds)
+        else:
+            trace, passes, exact = _bca_fast.bca_sweep(
+                S, X, H, M, lam_n, beta_k, trace, work, max_passes=opts.max_qp_passes,
+                qp_tol=opts.qp_tol, max_rounds=max_rounds)
         n_passes += passes
         n_exact += exact
         trace = float(np.trace(X))  # drop the rounding accumulated over the sweep
+        if limited and opts.out_of_time:
+            break  # (the quick bounds below, not a certificate of dense eigensolves)
         t1 = stopwatch()
-        out_of_time = opts.out_of_time
         # Certify on a geometric schedule (sweeps 1-6, 8, 10, 12, 15, 19, 24,
-        # ...: about 10 certificates per decade), at the last sweep and when
-        # the caller's time limit has passed. A certificate costs about as
-        # much as a sweep at n = 1,000 and twice as much at n = 60.
-        if sweep < next_check and sweep < max_sweeps and not out_of_time:
+        # ...: about 10 certificates per decade) and at the last sweep. A
+        # certificate costs about as much as a sweep at n = 1,000 and twice as
+        # much at n = 60.
+        if sweep < next_check and sweep < max_sweeps:
             continue
         next_check = max(sweep + 1, round(1.25 * sweep))
         new = certify(S, lam_n, X, M, tol=tol)
@@ -1206,7 +1263,7 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
         before = _combine(cert, new).gap
         stalled = len(gaps) >= 5 and before > 0.5 * gaps[-5]
         if (opts.refine and before > tol and (stage_done or stalled)
-                and n_checks >= next_refine and not out_of_time):
+                and n_checks >= next_refine):
             # While beta can still be lowered, only supports of at most half
             # the block are refined: refining (about) the whole block solves
             # the problem again by a slower method, and the sweeps at the next
@@ -1252,7 +1309,7 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
                 f"  upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}"
                 f"  ({cert.primal} / {cert.dual})"
             )
-        if cert.gap <= tol or out_of_time:
+        if cert.gap <= tol:
             break
         checks.append((sweep, cert.gap))
         hopeless = _hopeless(checks, tol, max_sweeps)
@@ -1285,8 +1342,46 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
         # accuracy: the barrier-dual gap is then about n * beta / Tr X.
         if beta_k > beta_min and stage_done:
             beta_k = max(beta_k / 10.0, beta_min)
+    if opts.deadline.hit and (cert is None or cert.gap > tol):
+        # The caller's time limit ended the sweeps: bounds of the iterate
+        # reached in O(m^2), kept with the best of the earlier checks.
+        t1 = stopwatch()
+        cert = _combine(cert, quick_certificate(S, lam_n, X, M))
+        t_cert += stopwatch() - t1
+        history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
+        if verbose:
+            print(f"sweep {sweep:4d}  time limit: lower={cert.lower * scale:.10g}"
+                  f"  upper={cert.upper * scale:.10g}  gap={cert.gap:.2e}"
+                  f"  ({cert.primal} / {cert.dual})")
     assert cert is not None
     return sweep, cert, n_passes, n_exact, t_cert, beta_k
+
+
+# Under a time limit a sweep checks the clock after each chunk of columns of
+# about this many flops' worth of column updates (m^2 each): 32 columns at
+# m = 500 (about 10 ms of a 180 ms sweep on one thread), 1 column from
+# m ~ 2,800 on.
+SWEEP_CHUNK_WORK = 32 * 500 * 500
+
+
+def _sweep_chunks(S, X, H, M, work, *, lam_n: float, beta_k: float, trace: float,
+                  opts: _SolveOptions, max_rounds: int) -> tuple[float, int, int]:
+    """One sweep (see ``_bca_fast.bca_sweep``) in chunks of columns, stopping
+    between two chunks once the caller's time limit has passed.  The chunks
+    pass ``trace`` on, so a sweep that runs to its end makes the same
+    arithmetic as one call of the kernel."""
+    m = S.shape[0]
+    chunk = max(1, SWEEP_CHUNK_WORK // (m * m))
+    passes = exact = 0
+    for start in range(0, m, chunk):
+        if start > 0 and opts.out_of_time:
+            break
+        trace, p, e = _bca_fast.bca_sweep(
+            S, X, H, M, lam_n, beta_k, trace, work, max_passes=opts.max_qp_passes,
+            qp_tol=opts.qp_tol, max_rounds=max_rounds, start=start, stop=min(start + chunk, m))
+        passes += p
+        exact += e
+    return trace, passes, exact
 
 
 def _sweep_rate(checks: list[tuple[int, float]]) -> float | None:

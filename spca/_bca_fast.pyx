@@ -555,13 +555,17 @@ def column_update(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H
 def bca_sweep(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
               double[:, ::1] M, double lam, double beta, double trace,
               Workspace work, *, Py_ssize_t max_passes, double qp_tol,
-              Py_ssize_t max_rounds):
-    """One sweep of column updates j = 0..n-1 in place.
+              Py_ssize_t max_rounds, Py_ssize_t start=0, Py_ssize_t stop=-1):
+    """One sweep of column updates j = start..stop-1 in place (all columns,
+    0..n-1, by default; ``stop=-1`` means ``n``).
 
     ``H`` must hold ``X^-1`` on entry (unless it has shape (0, 0)) and holds
     the inverse of the new ``X`` on exit, up to rounding.  Returns
     ``(trace, total_passes, n_exact)``: the new Tr X, the coordinate-descent
     passes summed over columns and the number of QPs finished exactly.
+    Consecutive column ranges that pass the returned ``trace`` on make the
+    same arithmetic as one call over their union (a caller's time limit
+    checks between them); every column update keeps ``X`` positive definite.
     """
     cdef Py_ssize_t n = X.shape[0], j, passes = 0, total = 0, n_exact = 0
     cdef int exact = 0
@@ -570,8 +574,13 @@ def bca_sweep(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
     cdef double[:, ::1] GB = work.GB, Gbb = work.Gbb
     cdef Py_ssize_t[::1] bidx = work.bidx
     cdef signed char[::1] inb = work.inb
+    if stop < 0:
+        stop = n
+    if start < 0 or start > stop or stop > n:
+        raise ValueError(f"columns start={start}..stop={stop} must satisfy "
+                         f"0 <= start <= stop <= n = {n}")
     with nogil:
-        for j in range(n):
+        for j in range(start, stop):
             trace = _column_update(Sigma, X, H, M, j, lam, beta, trace, w, GB, Gbb, z,
                                    bidx, unew, ucur, inb, max_passes, qp_tol,
                                    max_rounds, &passes, &exact, &tau)

@@ -489,8 +489,9 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     if limit.limited and pca_variance is None and not lazy_pca:
         # (under a time limit the summary's eigensolve comes first, within
         # the limit: the searches share what it leaves, and the call does
-        # not end with an eigensolve after the limit)
-        pca_variance = cov.top_eigenvalues(n_components)
+        # not end with an eigensolve after the limit; Lanczos, about a tenth
+        # of the dense subset eigensolve at 500 features)
+        pca_variance = _top_eigenvalues_lanczos(cov, n_components)
     work = _DeflatedCovariance(cov)
     comps: list[SparseComponent] = []
     message = ""
@@ -835,3 +836,28 @@ def _proof_options(optimality_gap: Any, time_limit: Any, cardinality: Any) -> fl
             f"optimality_gap={optimality_gap!r} asks for a proof of the best k features, "
             f"which needs a cardinality (not lam)")
     return gap
+
+
+def _top_eigenvalues_lanczos(cov: Any, q: int) -> NDArray[np.float64]:
+    """The ``q`` largest eigenvalues of ``cov`` (descending, clipped at 0) by
+    Lanczos on its products, for a call under a time limit: on the 500
+    genes of ``tissue_gene_expression`` (one thread) 1.6 ms against 12-15 ms
+    for ``cov.top_eigenvalues``' dense subset eigensolve, on NCI60's 2,000
+    genes 50 ms against 0.5-0.9 s, the values equal to 1e-15 relative there
+    (ARPACK's tolerance is 1e-10).  Without a limit the dense values stay
+    (bit-identical results); the dense path also when ``q >= n - 1`` or
+    Lanczos fails.
+    """
+    from scipy.sparse.linalg import ArpackError, LinearOperator, eigsh
+
+    n = cov.n
+    q = min(int(q), n)
+    if q <= 0 or q >= n - 1:
+        return cov.top_eigenvalues(q)
+    op = LinearOperator((n, n), matvec=cov.matvec, dtype=np.float64)
+    try:
+        vals = eigsh(op, k=q, which="LA", return_eigenvectors=False,
+                     v0=np.ones(n) / np.sqrt(n), tol=1e-10)
+    except ArpackError:
+        return cov.top_eigenvalues(q)
+    return np.maximum(np.sort(vals)[::-1], 0.0)

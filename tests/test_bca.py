@@ -747,3 +747,86 @@ def test_no_function_takes_more_than_eight_positional_parameters():
     # the scan saw the package (the kernels' .pyx sources included)
     assert seen > 300 and n_pyx >= 10
     assert offenders == []
+
+
+def _sweep_state(n=30, seed=0):
+    from spca import _bca, _bca_fast
+
+    Sigma = make_gaussian_covariance(n, random_state=seed)
+    S = np.ascontiguousarray(Sigma / Sigma.diagonal().max())
+    lam = 0.5 * half_max_offdiag(S)
+    X, M = _bca._start(S, lam, 1.0 - lam, None, np.arange(n), 1.0, True)
+    return _bca_fast, S, lam, X, M
+
+
+def test_a_sweep_in_column_chunks_is_bitwise_one_sweep():
+    # the time limit's checkpoint: chunks that pass trace on make the same
+    # arithmetic as one call of the kernel
+    fast, S, lam, X, M = _sweep_state()
+    n = S.shape[0]
+    X1, M1, H1 = X.copy(), M.copy(), np.linalg.inv(X)
+    X2, M2, H2 = X.copy(), M.copy(), H1.copy()
+    w1, w2 = fast.Workspace(n, 128), fast.Workspace(n, 128)
+    kw = dict(max_passes=5, qp_tol=1e-3, max_rounds=50)
+    t1, p1, e1 = fast.bca_sweep(S, X1, H1, M1, lam, 1e-3, float(np.trace(X)), w1, **kw)
+    t2, p2, e2 = float(np.trace(X)), 0, 0
+    for start, stop in [(0, 7), (7, 8), (8, 8), (8, 29), (29, n)]:
+        t2, p, e = fast.bca_sweep(S, X2, H2, M2, lam, 1e-3, t2, w2, start=start, stop=stop,
+                                  **kw)
+        p2, e2 = p2 + p, e2 + e
+    assert (t1, p1, e1) == (t2, p2, e2)
+    for A, B in [(X1, X2), (M1, M2), (H1, H2)]:
+        assert np.array_equal(A, B)
+    assert not np.array_equal(X1, X)  # (the sweep did move the iterate)
+
+
+@pytest.mark.parametrize("start, stop", [(-1, 5), (6, 5), (0, 31)])
+def test_sweep_column_range_is_checked(start, stop):
+    fast, S, lam, X, M = _sweep_state()
+    with pytest.raises(ValueError, match=f"start={start}..stop={stop}"):
+        fast.bca_sweep(S, X, np.linalg.inv(X), M, lam, 1e-3, 1.0, fast.Workspace(30, 128),
+                       max_passes=5, qp_tol=1e-3, max_rounds=50, start=start, stop=stop)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_metzler_bound_is_above_every_matrix_it_covers(seed):
+    from spca._certificate import metzler_bound
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    off = np.abs(rng.standard_normal((n, n)))
+    off = off + off.T
+    off[rng.random((n, n)) < 0.5] = 0.0
+    off = np.maximum(off, off.T)
+    np.fill_diagonal(off, 0.0)
+    d = rng.standard_normal(n)
+    bound = metzler_bound(d, off)
+    gersh = float(np.max(d + off.sum(axis=1)))
+    assert bound <= gersh * (1 + 1e-12) + 1e-12  # (v = 1 is among the vectors)
+    B = off + np.diag(d)
+    assert bound >= np.linalg.eigvalsh(B)[-1]
+    for _ in range(5):  # any signs inside the box
+        A = off * rng.uniform(-1, 1, (n, n))
+        A = np.triu(A, 1)
+        A = A + A.T + np.diag(d)
+        assert bound >= np.linalg.eigvalsh(A)[-1]
+    # the Perron vector's bound is exact for B (up to the power steps' accuracy)
+    assert bound <= np.linalg.eigvalsh(B)[-1] + 0.5 * (gersh - np.linalg.eigvalsh(B)[-1]) + 1e-9
+
+
+def test_quick_certificate_brackets_the_relaxation():
+    from spca import _bca
+    from spca._certificate import dspca_objective, quick_certificate
+
+    Sigma = make_gaussian_covariance(25, random_state=3)
+    S = np.ascontiguousarray(Sigma / Sigma.diagonal().max())
+    lam = 0.3 * half_max_offdiag(S)
+    phi = sdp_value(S, lam)
+    X, M = _bca._start(S, lam, 1.0 - lam, None, np.arange(25), 1.0, True)
+    X0, M0 = X.copy(), M.copy()
+    cert = quick_certificate(S, lam, X, M)
+    assert np.array_equal(X, X0) and np.array_equal(M, M0)
+    assert cert.lower <= phi + 1e-7 <= cert.upper + 2e-7
+    assert cert.lower == pytest.approx(dspca_objective(S, cert.Z, lam), abs=1e-12)
+    assert np.trace(cert.Z) == pytest.approx(1.0)
+    assert np.linalg.eigvalsh(cert.Z)[0] >= -1e-12

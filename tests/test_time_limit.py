@@ -491,7 +491,9 @@ def _wall_clock_every_entry_point() -> None:
     corpus = load_nytimes_sample()
     counts = corpus.counts.toarray()
     S, t_eig = _nyt500_correlation(counts)
+    lam = float(np.quantile(np.abs(S[np.triu_indices(S.shape[0], 1)]), 0.9))
     calls = {
+        "dspca_bca": lambda t: spca.dspca_bca(S, lam, time_limit=t),
         "dspca_cardinality": lambda t: spca.dspca_cardinality(S, 20, time_limit=t),
         "optimality_gap": lambda t: spca.dspca_cardinality(S, 10, optimality_gap=1e-6,
                                                            time_limit=t),
@@ -522,7 +524,10 @@ def _wall_clock_every_entry_point() -> None:
             if name == "dspca_cardinality":
                 assert out.support.size == 20
                 assert out.explained_variance <= out.variance_upper_bound
-            if t <= 0.05 and name != "dspca_cardinality":
+            if name == "dspca_bca":
+                assert out.status == "time_limit" or out.converged
+                assert out.objective <= out.upper_bound
+            elif t <= 0.05 and name != "dspca_cardinality":
                 assert status == "time_limit", (name, status)
 
 
@@ -820,3 +825,192 @@ def test_a_path_past_the_limit_sorts_the_rows_once(monkeypatch):
     cached = h._gershgorin[1]
     _path._gershgorin_sorted(h, S, 3)
     assert h._gershgorin[1] is cached
+
+
+class _SweepSpy:
+    """Wraps the sweep kernel: records each call's columns and moves the
+    stub clock past the limit after ``expire_after`` calls."""
+
+    def __init__(self, kernel, clock: "TickingClock", expire_after: int) -> None:
+        self.kernel, self.clock, self.expire_after = kernel, clock, expire_after
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, S, *args, start=0, stop=-1, **kw):
+        out = self.kernel(S, *args, start=start, stop=stop, **kw)
+        self.calls.append((start, S.shape[0] if stop < 0 else stop))
+        if len(self.calls) == self.expire_after:
+            self.clock.now = 1e6
+        return out
+
+
+def _bca_problem(seed: int = 4, n: int = 24):
+    # (one block: every feature is solved over)
+    from _reference import half_max_offdiag, sdp_value
+
+    from spca.datasets import make_gaussian_covariance
+
+    S = make_gaussian_covariance(n, random_state=seed)
+    lam = 0.3 * half_max_offdiag(S)
+    return S, lam, sdp_value(S, lam)
+
+
+@pytest.mark.parametrize("expire_after", [0, 2, 9])
+def test_dspca_bca_stops_inside_a_sweep_with_valid_bounds(monkeypatch, expire_after):
+    # the limit passes after `expire_after` chunks of 5 columns (0: at the
+    # call's start): the sweep stops at the next check, no certificate of
+    # dense eigensolves is made, and the O(n^2) bounds bracket phi (Clarabel)
+    pytest.importorskip("cvxpy")
+    from spca import _bca, _bca_fast
+    from spca._certificate import dspca_objective
+
+    S, lam, phi = _bca_problem()
+    n = S.shape[0]
+    clock = TickingClock(2.0 if expire_after == 0 else 0.0)  # (2 s: past at once)
+    monkeypatch.setattr(_limits, "clock", clock)
+    spy = _SweepSpy(_bca_fast.bca_sweep, clock, expire_after)
+    monkeypatch.setattr(_bca_fast, "bca_sweep", spy)
+    monkeypatch.setattr(_bca, "SWEEP_CHUNK_WORK", 5 * n * n)
+    certify = _bca.certify
+
+    def certify_in_time(*a, **k):
+        assert clock.now < 1e6, "certify past the limit"
+        return certify(*a, **k)
+
+    monkeypatch.setattr(_bca, "certify", certify_in_time)
+    S0 = S.copy()
+    with pytest.warns(spca.ConvergenceWarning, match="time limit"):
+        res = spca.dspca_bca(S, lam, time_limit=1.0)
+    assert np.array_equal(S, S0)
+    # (the first chunk runs before the first reading of the clock)
+    assert len(spy.calls) == max(expire_after, 1)
+    assert all(stop - start == 5 or stop == n for start, stop in spy.calls)
+    assert res.status == "time_limit" and not res.converged
+    assert res.n_sweeps == -(-max(expire_after, 1) * 5 // n)
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+    assert res.objective == pytest.approx(dspca_objective(S, res.Z, lam), abs=1e-10)
+    assert res.gap == pytest.approx((res.upper_bound - res.objective) / res.upper_bound)
+    assert res.support.size == np.count_nonzero(res.loadings) >= 1
+
+
+def test_dspca_bca_limit_after_certificates_keeps_their_bounds(monkeypatch):
+    # with full certificates made before the limit, the quick bounds at the
+    # limit only add to them: the bracket is never looser than the last check
+    pytest.importorskip("cvxpy")
+    from spca import _bca, _bca_fast
+
+    S, lam, phi = _bca_problem()
+    clock = TickingClock(0.0)
+    monkeypatch.setattr(_limits, "clock", clock)
+    spy = _SweepSpy(_bca_fast.bca_sweep, clock, 3)  # three whole sweeps
+    monkeypatch.setattr(_bca_fast, "bca_sweep", spy)
+    checks = []
+    certify = _bca.certify
+
+    def counting(*a, **k):
+        out = certify(*a, **k)
+        checks.append(out)
+        return out
+
+    monkeypatch.setattr(_bca, "certify", counting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(S, lam, tol=1e-12, time_limit=1.0)
+    assert len(spy.calls) == 3 and len(checks) == 2  # (sweeps 1 and 2; 3 hit the limit)
+    assert res.status == "time_limit" and res.n_sweeps == 3
+    scale = S.diagonal().max()  # (the solver's units)
+    assert res.objective >= max(c.lower for c in checks) * scale * (1 - 1e-12)
+    assert res.upper_bound <= min(c.upper for c in checks) * scale * (1 + 1e-9)
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+
+
+def test_dspca_bca_without_a_limit_makes_one_kernel_call_per_sweep(monkeypatch):
+    from spca import _bca_fast
+
+    S, lam, _ = _bca_problem(seed=1)
+    monkeypatch.setattr(_limits, "clock", lambda: pytest.fail("clock read"))
+    spy = _SweepSpy(_bca_fast.bca_sweep, TickingClock(0.0), -1)
+    monkeypatch.setattr(_bca_fast, "bca_sweep", spy)
+    res = spca.dspca_bca(S, lam)
+    assert res.status == "optimal"
+    assert spy.calls == [(0, S.shape[0])] * res.n_sweeps
+
+
+def test_dspca_bca_past_the_limit_makes_no_block_eigensolve(monkeypatch):
+    # several blocks and a working set: past the limit, the blocks' bounds
+    # are the O(n^2) ones (no Lanczos bound, no ranking eigensolve), and the
+    # answer still brackets phi
+    pytest.importorskip("cvxpy")
+    from _reference import sdp_value
+
+    from spca import _bca
+
+    rng = np.random.default_rng(5)
+    blocks = []
+    for size in (6, 5, 4):
+        A = rng.standard_normal((40, size))
+        A[:, 1:] += 2.0 * A[:, :1]
+        blocks.append(A.T @ A / 40)
+    S = np.zeros((15, 15))
+    at = 0
+    for B in blocks:
+        S[at:at + B.shape[0], at:at + B.shape[0]] = B
+        at += B.shape[0]
+    S += 1e-3 * np.eye(15)
+    lam = 0.2
+    phi = sdp_value(S, lam)
+    monkeypatch.setattr(_limits, "clock", TickingClock(2.0))  # past at the first check
+    monkeypatch.setattr(_bca, "_block_bound", lambda *a: pytest.fail("Lanczos bound"))
+    monkeypatch.setattr(_bca, "_start_order", lambda *a: pytest.fail("ranking eigensolve"))
+    monkeypatch.setattr(_bca, "WS_MIN", 2)
+    with pytest.warns(spca.ConvergenceWarning, match="time limit"):
+        res = spca.dspca_bca(S, lam, time_limit=1.0)
+    assert res.n_blocks >= 3 and res.status == "time_limit" and res.n_sweeps == 1
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+
+
+def test_pca_variances_under_a_limit_come_from_lanczos(monkeypatch):
+    # under a limit the estimator's PCA variances are Lanczos values (no dense
+    # subset eigensolve), equal to the dense ones to ARPACK's tolerance
+    from spca import _variance
+    from spca.datasets import make_gaussian_covariance
+
+    S = make_gaussian_covariance(80, random_state=7)
+    ref = np.linalg.eigvalsh(S)[::-1][:3]
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
+    monkeypatch.setattr(_variance._Covariance, "top_eigenvalues",
+                        lambda self, q: pytest.fail("dense eigensolve"))
+    est = spca.SparsePCA(3, cardinality=4, scale=False, time_limit=100.0).fit_covariance(S)
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 9),
+       frac=st.floats(0.05, 0.95), beta=st.floats(1e-4, 1.0))
+def test_quick_bounds_bracket_the_converged_solve(seed, n, frac, beta):
+    # any positive definite X and any dual columns M: the O(n^2) bounds
+    # bracket the relaxation (compared with a converged solve's bracket),
+    # the lower bound is the objective of the returned Z, and nothing the
+    # caller passed is modified
+    from spca._certificate import dspca_objective, quick_certificate
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((max(n + 2, 12), n)) @ np.diag(rng.uniform(0.3, 2.0, n))
+    S = A.T @ A / A.shape[0]
+    off = np.abs(S - np.diag(np.diag(S)))
+    lam = frac * float(off.max())
+    assert np.diag(S).max() > lam  # (|S_ij| <= max S_ii for PSD S, and frac < 1)
+    G = rng.standard_normal((n, n))
+    X = G @ G.T + beta * np.eye(n)
+    M = rng.standard_normal((n, n))
+    copies = S.copy(), X.copy(), M.copy()
+    cert = quick_certificate(S, lam, X, M)
+    for a, b in zip(copies, (S, X, M), strict=True):
+        assert np.array_equal(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = spca.dspca_bca(S, lam, eliminate=False, tol=1e-9)
+    tiny = 1e-9 * max(abs(ref.upper_bound), 1.0)
+    assert cert.lower <= ref.upper_bound + tiny
+    assert cert.upper >= ref.objective - tiny
+    assert cert.lower == pytest.approx(dspca_objective(S, cert.Z, lam), abs=1e-12)
+    assert np.trace(cert.Z) == pytest.approx(1.0)
