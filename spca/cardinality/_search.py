@@ -56,6 +56,12 @@ SPECTRUM = 8
 ROW_AFTER = 128
 ROW_ITER = 100
 ROW_STEP = 1.0
+# After the root's descent, a node that the row-norm bound with its parent's
+# multiplier leaves open lowers that multiplier by NODE_ITER subgradient steps
+# of its own (_bounds.node_descent: with the node's forced and free features,
+# over the SPECTRUM largest eigenpairs), stopped as soon as the node closes,
+# and hands the result to its children (warm start).
+NODE_ITER = 10
 ROOT_ITER = 20
 LAM_STEPS = 10
 LAM_FACTOR = 1.6
@@ -121,6 +127,8 @@ class _Search:
         self.current: Node | None = None
         self.dual_tries = 0
         self.dual_wins = 0
+        self.node_mult: tuple[NDArray[np.float64], NDArray[np.intp]] | None = None
+        self.node_steps = 0
         self._last_log = -math.inf
         self.bar: Any = None
 
@@ -138,7 +146,8 @@ class _Search:
         self.closed = max(self.closed, bound)
 
     def push(self, inside: NDArray[np.intp], free: NDArray[np.intp], bound: float,
-             parent: Node | None) -> None:
+             parent: Node | None,
+             mult: tuple[NDArray[np.float64], NDArray[np.intp]] | None = None) -> None:
         """Queue a child, or evaluate it directly when its support is fixed."""
         n = inside.size + free.size
         if n < self.k:
@@ -153,7 +162,8 @@ class _Search:
             return
         self.counter += 1
         depth = 0 if parent is None else parent.depth + 1
-        heapq.heappush(self.heap, Node((-bound, self.counter), inside, free, bound, depth))
+        heapq.heappush(self.heap, Node((-bound, self.counter), inside, free, bound, depth,
+                                       mult))
 
     # -- the log -------------------------------------------------------------------------
     def log(self, force: bool = False) -> None:
@@ -329,15 +339,21 @@ class _Search:
                 Bc=BN[np.ix_(~mask, ~mask)], cap=bound))
             if bound <= level:
                 return bound, None
-        # 5. the row-norm bound with the root's multiplier restricted to the
-        #    node (one eigendecomposition); its penalty, unlike DSPCA's lam k,
-        #    shrinks as features are forced in or out.
+        # 5. the row-norm bound with the parent's multiplier (the root's at
+        #    first) restricted to the node (one eigendecomposition); its
+        #    penalty, unlike DSPCA's lam k, shrinks as features are forced in
+        #    or out.  After the root's descent, the node lowers the multiplier
+        #    for itself and its children (NODE_ITER steps, while open).
         if self.root_dual is None or not self.dual_on:
             return bound, v
-        U_root, idx = self.root_dual
+        U_src, idx = node.mult if node.mult is not None else self.root_dual
         before = bound
         pos = np.searchsorted(idx, N)
-        val, vec = _bounds.row_norm_bound(BN, U_root[np.ix_(pos, pos)], mask, r)
+        steps = NODE_ITER if self.row_steps else 0
+        val, U_node, vec = _bounds.node_descent(BN, U_src[np.ix_(pos, pos)], mask, r, steps,
+                                                ROW_STEP * self.lam, SPECTRUM, cap=level)
+        if steps:
+            self.node_mult = (U_node, N)
         if val < bound:
             bound = val
         else:
@@ -411,6 +427,7 @@ class _Search:
                     self.descend()
                 self.n_nodes += 1
                 self.inc.n_nodes = self.n_nodes
+                self.node_mult = node.mult
                 bound, vec = self.bound_node(node)
                 if vec is None or bound <= self.level():
                     self.close(bound)
@@ -419,8 +436,8 @@ class _Search:
                 Nn = node.features
                 j = choose_feature(node, Nn, vec)
                 (i_in, f_in), (i_out, f_out) = children(node, j)
-                self.push(i_in, f_in, bound, node)
-                self.push(i_out, f_out, bound, node)
+                self.push(i_in, f_in, bound, node, self.node_mult)
+                self.push(i_out, f_out, bound, node, self.node_mult)
                 self.log()
                 self.current = None
         except KeyboardInterrupt:
