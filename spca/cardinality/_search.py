@@ -61,7 +61,7 @@ ROW_STEP = 1.0
 # of its own (_bounds.node_descent: with the node's forced and free features,
 # over the SPECTRUM largest eigenpairs), stopped as soon as the node closes,
 # and hands the result to its children (warm start).
-NODE_ITER = 10
+NODE_ITER = 20
 ROOT_ITER = 20
 LAM_STEPS = 10
 LAM_FACTOR = 1.6
