@@ -206,10 +206,13 @@ def test_node_bounds_are_valid(seed, p, data, raw):
 def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw, node_iter):
     """The row-norm bound bounds every node (not only after DUAL_AFTER nodes),
     with the root's multiplier lowered from the second node on, and each
-    node's own descent (none, or node_iter steps) from the third."""
+    node's own descent (none, or node_iter steps, at every node the
+    parent's multiplier leaves open) from the third, its children warm-started
+    from its (single-precision) multiplier."""
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
     monkeypatch.setattr(_search, "NODE_ITER", node_iter)
+    monkeypatch.setattr(_search, "NODE_WINDOW", math.inf)  # at every open node
     p = 14
     Sigma = random_covariance(seed, p, raw)
     for k in (3, 6, 9):

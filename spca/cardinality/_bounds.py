@@ -525,7 +525,11 @@ def node_descent(S: NDArray[np.float64], U0: NDArray[np.float64], inside: NDArra
     """Lower a node's :func:`row_norm_bound` over symmetric ``U`` by ``iters``
     normalised subgradient steps of size ``step / sqrt(j)`` from ``U0``.
 
-    The largest eigenvalue is smoothed at a scale of ``1e-3`` of it over the
+    Entry ``(i, j)`` of a step is scaled by ``(S_ii S_jj)^(1/4)`` (over its
+    largest value), the scale of ``S_ij`` on a raw covariance (measured: the
+    NYT sample's 300 words of largest variance, raw, k = 20, gap after 60 s
+    5.6% with it, 6.2% without; no change on a correlation).  The largest
+    eigenvalue is smoothed at a scale of ``1e-3`` of it over the
     ``q`` largest eigenpairs of ``S + U`` (:func:`spectrum`; only the
     direction of a step uses the smoothing).  Each iterate is evaluated as a
     bound (the spectral bound of ``S + U`` plus :func:`row_norm_penalty`,
@@ -536,6 +540,9 @@ def node_descent(S: NDArray[np.float64], U0: NDArray[np.float64], inside: NDArra
     U = (U0 + U0.T) / 2
     best, best_U, best_v = math.inf, U, np.zeros(S.shape[0])
     mu = 0.0
+    root = np.sqrt(np.sqrt(np.maximum(np.diag(S), 0.0)))
+    W = np.outer(root, root)
+    W /= max(float(W.max()), np.finfo(float).tiny)
     for j in range(iters + 1):
         A = S + U
         w, V, tail = spectrum(A, q)
@@ -552,7 +559,7 @@ def node_descent(S: NDArray[np.float64], U0: NDArray[np.float64], inside: NDArra
             mu = 1e-3 * max(abs(float(w[-1])), np.finfo(float).tiny)
         e = np.exp((w - w[-1]) / mu)
         G = (V * (e / e.sum())) @ V.T + Gp
-        G = (G + G.T) / 2
+        G = W * (G + G.T) / 2
         scale = float(np.abs(G).max())
         if not scale > 0:
             break
