@@ -213,6 +213,7 @@ def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw, nod
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
     monkeypatch.setattr(_search, "NODE_ITER", node_iter)
     monkeypatch.setattr(_search, "NODE_WINDOW", math.inf)  # at every open node
+    monkeypatch.setattr(_search, "GLOBAL_WINDOW", math.inf)
     monkeypatch.setattr(_search, "DESC_KEEP", 0.0)  # (and never given up)
     p = 14
     Sigma = random_covariance(seed, p, raw)
