@@ -172,6 +172,27 @@ def test_node_bounds_are_valid(seed, p, data, raw):
         start = np.linalg.eigvalsh(BN + U)[-1] + _bounds.row_norm_penalty(U, mask, k)
         assert rb <= start + 1e-9 * abs(start)  # never above where it started
         assert np.allclose(U1, U1.T)
+    # the node's own descent from any symmetric multiplier: every value it
+    # returns bounds the node, its penalty is row_norm_penalty, and it never
+    # rises above where it started
+    # (at several scales of Sigma, U and the step)
+    c = data.draw(st.sampled_from([1e-8, 1.0, 1e8]))
+    step = data.draw(st.sampled_from([1e-3, 0.1, 1.0, 10.0])) * float(d.max()) * c
+    q = data.draw(st.integers(1, 4))
+    iters = data.draw(st.integers(0, 12))
+    nb, U2, v2 = _bounds.node_descent(c * BN, c * U, mask, r, iters, step, q=q)
+    assert nb >= (value - tol) * c
+    assert np.allclose(U2, U2.T)
+    assert v2.shape == (N.size,)
+    nb0 = _bounds.node_descent(c * BN, c * U, mask, r, 0, step, q=q)[0]
+    assert nb <= nb0  # the best value seen, the start included
+    assert _bounds.row_norm_bound(c * BN, U2, mask, r)[0] >= (value - tol) * c
+    # stopped at a cap: still a bound
+    capped = _bounds.node_descent(c * BN, c * U, mask, r, iters, step, q=q, cap=nb0 * 0.999)
+    assert capped[0] >= (value - tol) * c
+    pen, G = _bounds.row_norm_subgradient(U, mask, r)
+    assert pen == pytest.approx(_bounds.row_norm_penalty(U, mask, r), rel=1e-13)
+    assert G.shape == U.shape
     # a feature's bound holds for every support containing it
     beta_all = brute_force(Sigma, k - 1)[0]
     fb = _bounds.feature_bounds(Sigma, k, beta_all)
@@ -181,11 +202,19 @@ def test_node_bounds_are_valid(seed, p, data, raw):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("raw", [False, True])
-def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw):
+@pytest.mark.parametrize("node_iter", [0, 10, 40])
+def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw, node_iter):
     """The row-norm bound bounds every node (not only after DUAL_AFTER nodes),
-    with the root's multiplier lowered from the second node on."""
+    with the root's multiplier lowered from the second node on, and each
+    node's own descent (none, or node_iter steps, at every node the
+    parent's multiplier leaves open) from the third, its children warm-started
+    from its (single-precision) multiplier."""
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "NODE_ITER", node_iter)
+    monkeypatch.setattr(_search, "NODE_WINDOW", math.inf)  # at every open node
+    monkeypatch.setattr(_search, "GLOBAL_WINDOW", math.inf)
+    monkeypatch.setattr(_search, "DESC_KEEP", 0.0)  # (and never given up)
     p = 14
     Sigma = random_covariance(seed, p, raw)
     for k in (3, 6, 9):

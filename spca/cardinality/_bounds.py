@@ -38,7 +38,10 @@ them.  Every function here returns a number that is at least that value
 * :func:`row_norm_bound`: ``lambda_max(Sigma + U) + ||rho_S||`` for any
   symmetric ``U`` (``rho_i`` the norm of row ``i`` of ``U`` over the
   support), at most the DSPCA bound at ``U = -L`` and tightening as features
-  are forced in or out; :func:`row_norm_descent` lowers it at the root.
+  are forced in or out; :func:`row_norm_descent` lowers it at the root,
+  :func:`node_descent` at a node (with the node's forced and free features:
+  the dual of a perspective-type relaxation, where any ``U`` bounds, so the
+  descent never needs to converge).
 
 Eigenvalues come from LAPACK; a margin ``n * eps * ||A||_F`` (a bound on the
 backward error of the symmetric eigensolver) is added to every one that bounds.
@@ -482,3 +485,83 @@ def row_norm_descent(S: NDArray[np.float64], U0: NDArray[np.float64], k: int, it
             break
         U = U - (step / math.sqrt(first + j + 1)) * G / scale
     return best, best_U
+
+
+def row_norm_subgradient(U: NDArray[np.float64], inside: NDArray[np.bool_],
+                         r: int) -> tuple[float, NDArray[np.float64]]:
+    """:func:`row_norm_penalty` of a node and a subgradient of it in ``U``
+    (not symmetrised): for the rows that make the penalty (``I`` and the
+    ``r`` free rows of largest ``rho``), their entries over ``I`` and their
+    ``r`` largest free ones, over the penalty."""
+    n = U.shape[0]
+    U2 = U * U
+    m = int(inside.sum())
+    fi = np.flatnonzero(~inside)
+    rr = min(r, fi.size)
+    rho2 = U2[:, inside].sum(axis=1) if m else np.zeros(n)
+    picked = np.zeros((n, n), dtype=bool)
+    picked[:, inside] = True
+    if rr > 0:
+        F2 = U2[:, fi]
+        idx = np.argpartition(F2, fi.size - rr, axis=1)[:, fi.size - rr:]
+        rows = np.arange(n)[:, None]
+        rho2 = rho2 + F2[rows, idx].sum(axis=1)
+        picked[rows, fi[idx]] = True
+    sel = inside.copy()
+    if rr > 0:
+        sel[fi[np.argpartition(rho2[fi], fi.size - rr)[fi.size - rr:]]] = True
+    total = float(rho2[sel].sum())
+    pen = math.sqrt(total)
+    G = np.zeros_like(U)
+    if pen > 0:
+        rows_sel = np.flatnonzero(sel)
+        G[rows_sel] = np.where(picked[rows_sel], U[rows_sel], 0.0) / pen
+    return pen * (1.0 + 4 * (n + m + r) * EPS), G
+
+
+def node_descent(S: NDArray[np.float64], U0: NDArray[np.float64], inside: NDArray[np.bool_],
+                 r: int, iters: int, step: float, q: int = 8,
+                 cap: float = -math.inf) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Lower a node's :func:`row_norm_bound` over symmetric ``U`` by ``iters``
+    normalised subgradient steps of size ``step / sqrt(j)`` from ``U0``.
+
+    Entry ``(i, j)`` of a step is scaled by ``(S_ii S_jj)^(1/4)`` (over its
+    largest value), the scale of ``S_ij`` on a raw covariance (measured: the
+    NYT sample's 300 words of largest variance, raw, k = 20, gap after 60 s
+    5.6% with it, 6.2% without; no change on a correlation).  The largest
+    eigenvalue is smoothed at a scale of ``1e-3`` of it over the
+    ``q`` largest eigenpairs of ``S + U`` (:func:`spectrum`; only the
+    direction of a step uses the smoothing).  Each iterate is evaluated as a
+    bound (the spectral bound of ``S + U`` plus :func:`row_norm_penalty`,
+    rounding margins included), so any number of steps gives a valid bound.
+    Stops early once a value is at most ``cap`` (the node is closed).
+    Returns the lowest value, its ``U`` and the leading eigenvector of
+    ``S + U`` there."""
+    U = (U0 + U0.T) / 2
+    best, best_U, best_v = math.inf, U, np.zeros(S.shape[0])
+    mu = 0.0
+    root = np.sqrt(np.sqrt(np.maximum(np.diag(S), 0.0)))
+    W = np.outer(root, root)
+    W /= max(float(W.max()), np.finfo(float).tiny)
+    for j in range(iters + 1):
+        A = S + U
+        w, V, tail = spectrum(A, q)
+        nrm = float(np.linalg.norm(A))
+        val = min(float(w[-1]) + A.shape[0] * EPS * nrm,
+                  spectral_bound(w, V, inside, r, nrm, tail))
+        pen, Gp = row_norm_subgradient(U, inside, r)
+        val += pen
+        if val < best:
+            best, best_U, best_v = val, U, V[:, -1]
+        if j == iters or best <= cap:
+            break
+        if mu == 0.0:
+            mu = 1e-3 * max(abs(float(w[-1])), np.finfo(float).tiny)
+        e = np.exp((w - w[-1]) / mu)
+        G = (V * (e / e.sum())) @ V.T + Gp
+        G = W * (G + G.T) / 2
+        scale = float(np.abs(G).max())
+        if not scale > 0:
+            break
+        U = U - (step / math.sqrt(j + 1)) * G / scale
+    return best, best_U, best_v

@@ -28,6 +28,11 @@ class Node:
     free: NDArray[np.intp] = field(compare=False)  # free, ascending
     bound: float = field(compare=False)  # inherited from the parent (or its own)
     depth: int = field(compare=False, default=0)
+    # the parent's row-norm multiplier (U, the pool positions of its rows),
+    # lowered at the parent by :func:`~spca.cardinality._bounds.node_descent`
+    # (None: the root's)
+    mult: tuple[NDArray[np.float64], NDArray[np.intp]] | None = field(
+        compare=False, default=None)
 
     @property
     def features(self) -> NDArray[np.intp]:
