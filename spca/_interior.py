@@ -147,15 +147,36 @@ def _max_orthant_step(x: np.ndarray, dx: np.ndarray) -> float:
     return float((-x[neg] / dx[neg]).min())
 
 
-def _hkm_matrix(G: np.ndarray, Z: np.ndarray, iu: np.ndarray, ju: np.ndarray) -> np.ndarray:
-    """``M[p, q] = G_ik Z_jl + G_il Z_jk + G_jk Z_il + G_jl Z_ik`` for the pairs
-    ``p = (i, j)``, ``q = (k, l)``: the rows ``R[p, k, l] = G_ik Z_jl + Z_ik G_jl``
-    (an ``m x n x n`` array), then ``M = R[:, iu, ju] + R[:, ju, iu]``."""
-    R = G[iu][:, :, None] * Z[ju][:, None, :]
-    R += Z[iu][:, :, None] * G[ju][:, None, :]
-    M = R[:, iu, ju]
-    M += R[:, ju, iu]
-    return M
+def _hkm_matrix(G: np.ndarray, Z: np.ndarray, iu: np.ndarray, ju: np.ndarray,
+                out: np.ndarray) -> np.ndarray:
+    """``M[p, q] = (G_ik Z_jl + Z_ik G_jl) + (G_il Z_jk + Z_il G_jk)`` for the
+    pairs ``p = (i, j)``, ``q = (k, l)``, written into ``out`` (``m x m``).
+
+    The rows of the pairs ``(i, j)`` with one ``i`` form a contiguous block
+    (``iu`` is sorted) in which the factors of ``i`` are one row of the
+    ``n x m`` column gathers ``G[:, iu]``, ``G[:, ju]``, ``Z[:, iu]``,
+    ``Z[:, ju]`` and those of ``j`` their rows ``i + 1, ..., n - 1``: each block
+    is four broadcast products of contiguous slices, without the ``m x n x n``
+    array and the ``m x m`` gathers from it that this replaced (2-3 times
+    slower at n = 80).  The sums are grouped as written, as they were there.
+    """
+    n = G.shape[0]
+    Gi, Gj, Zi, Zj = G[:, iu], G[:, ju], Z[:, iu], Z[:, ju]
+    t1 = np.empty((n - 1, iu.size))
+    t2 = np.empty_like(t1)
+    start = 0
+    for i in range(n - 1):
+        stop = start + n - 1 - i
+        blk, a, b = out[start:stop], t1[: stop - start], t2[: stop - start]
+        np.multiply(Zj[i + 1:], Gi[i], out=blk)  # G_ik Z_jl
+        np.multiply(Gj[i + 1:], Zi[i], out=a)  # Z_ik G_jl
+        blk += a
+        np.multiply(Zi[i + 1:], Gj[i], out=a)  # G_il Z_jk
+        np.multiply(Gi[i + 1:], Zj[i], out=b)  # Z_il G_jk
+        a += b
+        blk += a
+        start = stop
+    return out
 
 
 @dataclass
@@ -329,10 +350,8 @@ def interior_point(S: np.ndarray, lam: float, *, tol: float = 1e-6, max_iter: in
         K = np.empty((m + 1, m + 1))
         K[0, 0] = float(np.trace(GZ))
         K[0, 1:] = K[1:, 0] = -(GZ + GZ.T)[iu, ju]
-        M = _hkm_matrix(x.G, x.Z, iu, ju)
+        M = _hkm_matrix(x.G, x.Z, iu, ju, out=K[1:, 1:])
         M[diag_m, diag_m] += x.zp / sp + x.zm / sm
-        K[1:, 1:] = M
-        del M
         try:
             cf = sla.cho_factor(K, lower=False, overwrite_a=True, check_finite=False)
         except np.linalg.LinAlgError:  # pragma: no cover - K is positive definite
