@@ -22,6 +22,7 @@ from spca._interior import (
     INTERIOR_FALLBACK,
     INTERIOR_MAX,
     INTERIOR_SWEEPS,
+    _hkm_matrix,
     convergence_advice,
     interior_point,
 )
@@ -54,6 +55,29 @@ def check_bounds(S, lam, res, slack=1e-12):
     assert np.allclose(np.diag(U), -lam, rtol=0, atol=1e-15)
     assert res.upper >= np.linalg.eigvalsh(res.D)[-1]
     assert res.lower <= res.upper
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_hkm_matrix_matches_its_definition(n):
+    # the normal matrix of the pairs, entry by entry from its formula
+    rng = np.random.default_rng(n)
+    A, B = rng.standard_normal((2, n, n))
+    G, Z = A @ A.T, B @ B.T
+    iu, ju = np.triu_indices(n, 1)
+    m = iu.size
+    expected = np.empty((m, m))
+    pairs = list(zip(iu.tolist(), ju.tolist(), strict=True))
+    for p, (i, j) in enumerate(pairs):
+        for q, (k, h) in enumerate(pairs):
+            expected[p, q] = (G[i, k] * Z[j, h] + G[i, h] * Z[j, k]
+                              + G[j, k] * Z[i, h] + G[j, h] * Z[i, k])
+    G0, Z0 = G.copy(), Z.copy()
+    out = np.full((m, m), np.nan)
+    M = _hkm_matrix(G, Z, iu, ju, out=out)
+    assert M is out
+    np.testing.assert_allclose(M, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
+    assert np.array_equal(M, M.T)
+    assert np.array_equal(G, G0) and np.array_equal(Z, Z0)
 
 
 @pytest.mark.parametrize("seed", range(4))
