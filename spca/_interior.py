@@ -28,9 +28,10 @@ with the HKM direction (``dZ = sym(sigma mu Lam^-1 - Z - Lam^-1 dLam Z)``),
 Eliminating ``dZ`` and ``dz+-`` leaves normal equations in ``(dt, du)``:
 ``m + 1`` unknowns whose matrix,
 ``Lam^-1_ik Z_jl + Lam^-1_il Z_jk + Lam^-1_jk Z_il + Lam^-1_jl Z_ik``
-between the pairs ``(i, j)`` and ``(k, l)``, is formed by gathers and
-factored by Cholesky: ``O(n^6)`` flops an iteration, which is why only
-blocks of up to ``INTERIOR_MAX`` features are handed to this method.
+between the pairs ``(i, j)`` and ``(k, l)``, is formed by broadcast products
+of row blocks (one per ``i``, see :func:`_hkm_matrix`) and factored by
+Cholesky: ``O(n^6)`` flops an iteration, which is why only blocks of up to
+``INTERIOR_MAX`` features are handed to this method.
 Measured with one BLAS thread on the tridiagonal family at ``lam = 0.2``
 (without the corrector: 25, 34 and 43 iterations): 13 iterations at
 n = 20, 18 at n = 40 (1-2 s on a loaded 2-core machine), 22 at n = 60
@@ -80,7 +81,15 @@ INTERIOR_SWEEPS = 30
 # A block of at most INTERIOR_FALLBACK features that the polish leaves
 # uncertified is finished by interior_point too (tridiagonal
 # n = 60: certified after 3.4-4.8 s more, where the polish stopped at gaps of
-# 2e-4 and 6e-4).
+# 2e-4 and 6e-4).  Not raised to 100: on the tridiagonal family at lam = 0.2
+# (one BLAS thread, loaded 2-core machine) interior_point takes 24 iterations
+# at n = 80 (0.17 s forming, 0.4-0.6 s Cholesky each) and 31 at n = 100
+# (0.69 s forming, 1.9-2.7 s Cholesky each: 110 s for interior_point alone,
+# where Clarabel took 111 s); dspca_bca with the fallback at n = 80 took 35 s
+# against Clarabel's 52 s.  The Cholesky factor dominates and no pair's
+# barrier weight z/s exceeds its HKM diagonal in the last iterations (n = 40,
+# 60 at lam = 0.05, 0.2, 0.45): both grow like 1 / mu, so a preconditioner
+# that factors only the "free" pairs has nothing to split off.
 INTERIOR_FALLBACK = 60
 # Fraction of the largest step to the boundary of the cones.
 STEP_BACK = 0.98
