@@ -298,3 +298,17 @@ def test_small_problems_script_runs(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(sp.FRACTIONS)
     assert all("certified=True" in line for line in lines)
+
+
+def test_small_problems_script_interior_fallback_option(capsys):
+    # --interior-fallback changes the hand-over for the run only
+    from spca import _bca
+
+    sp = _small_problems()
+    sp.main(["--only", "pitprops", "--interior-fallback", "100"])
+    assert _bca.INTERIOR_FALLBACK == INTERIOR_FALLBACK
+    lines = capsys.readouterr().out.splitlines()
+    assert all("certified=True" in line for line in lines)
+    with pytest.raises(SystemExit):
+        sp.main(["--only", "pitprops", "--interior-fallback", "0"])
+    assert "--interior-fallback must be >= 1, got 0" in capsys.readouterr().err
