@@ -50,13 +50,18 @@ def test_nci60_sizes():
     left = _path.SEARCH_WORK * 5000.0**3
     assert _path.probe_sweeps(5000, left) == 0
     assert _path.probe_sweeps(2000, _path.SEARCH_WORK * 2000.0**3) == 1
-    soft = [_ksparse.Cut(0.5244, 10.0, 0.0), _ksparse.Cut(0.5483, 7.72, 0.0),
-            _ksparse.Cut(0.5733, 5.6, 0.0), _ksparse.Cut(0.6268, 4.7, 0.0)]
-    # values at k = 100: 62.44, 62.55, 62.93, 67.38: least at 0.5244, the
-    # largest lam within 1% is 0.5733
-    assert _path.first_lam(soft, 100, 5000, left) == 0.5733
-    assert _path.first_lam(soft, 100, 2000, _path.SEARCH_WORK * 2000.0**3) == 0.5244
-    assert _path.first_lam(soft, 100, 1000, 0.0) == 0.5244
+    # NCI60's 5,000 genes: the soft cuts' U + lam k at k = 100 and k = 50
+    lams = [0.4388, 0.5244, 0.5483, 0.5733, 0.5995, 0.6268, 0.8954]
+    at100 = [72.735, 63.631, 63.145, 63.306, None, 67.113, 90.155]
+    at50 = [50.797, 37.410, None, 34.640, 34.898, 35.774, 45.384]
+    for k, values, least, chosen in ((100, at100, 0.5483, 0.5733),
+                                     (50, at50, 0.5733, 0.5733)):
+        soft = [_ksparse.Cut(lam, v - lam * k, 0.0) for lam, v in zip(lams, values, strict=True)
+                if v is not None]
+        assert _path.first_lam(soft, k, 5000, left) == chosen
+        # unchanged where a whole-block sweep fits, or up to SWEEP_SCALE_FROM
+        assert _path.first_lam(soft, k, 2000, _path.SEARCH_WORK * 2000.0**3) == least
+        assert _path.first_lam(soft, k, 1000, 0.0) == least
 
 
 def gaussian_correlation(n_samples: int, n: int, seed: int) -> np.ndarray:
