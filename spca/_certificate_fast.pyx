@@ -10,12 +10,14 @@ conquer, every eigenpair) as the fallback should MRRR fail, as in
 ``_certificate._top_eigh``.
 
 ``polish_support`` runs the whole sign-fixed polish of one support (see
-``_certificate._polish_support``) in one call.
+``_certificate._polish_support``) in one call; ``project_rows`` the
+projection of the cross rows of a rank-one dual (see
+``_certificate._project_rows``), row by row.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport fabs, INFINITY
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport dsyevd, dsyevr
 
@@ -223,3 +225,113 @@ def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
     free(sigma)
     _check_info(info)
     return best
+
+
+cdef int _cmp_double(const void* a, const void* b) noexcept nogil:
+    """qsort order of doubles (no NaN here)."""
+    cdef double x = (<const double*> a)[0], y = (<const double*> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef double _row_dot(const double* r0, const double* lo, const double* hi, const double* x,
+                     const Py_ssize_t* nz, Py_ssize_t s, double theta) noexcept nogil:
+    """``clip(r0 - theta x, lo, hi) . x`` over the coordinates ``nz``."""
+    cdef double g = 0.0, v
+    cdef Py_ssize_t t, k
+    for t in range(s):
+        k = nz[t]
+        v = r0[k] - theta * x[k]
+        if v < lo[k]:
+            v = lo[k]
+        if v > hi[k]:
+            v = hi[k]
+        g += v * x[k]
+    return g
+
+
+def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, ::1] lo,
+                 const double[:, ::1] hi, double[:, ::1] out):
+    """Rows ``out_i = clip(R0_i - theta_i xs, lo_i, hi_i)`` with ``out_i . xs = 0``
+    where the box meets that hyperplane (else the box corner closest to it).
+
+    ``g(theta) = clip(r0 - theta xs, lo, hi) . xs`` is continuous,
+    non-increasing and linear between its breakpoints, the values of
+    ``theta`` where a coordinate with ``xs_k != 0`` reaches a bound; per row
+    they are sorted, the first breakpoint with ``g <= 0`` is found by
+    bisection over them (``O(s log s)`` for ``s`` nonzeros of ``xs``) and the
+    zero interpolated linearly on the interval before it (``theta`` at the
+    first or last breakpoint when ``g`` keeps one sign).  Each row is a
+    function of that row alone; ``xs`` must have a nonzero entry.
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, or ``xs`` all zero.
+    """
+    cdef Py_ssize_t q = R0.shape[0], m = R0.shape[1], s = 0, i, k, a, b, mid, j
+    cdef double theta, g0, g1, t0, t1, denom, frac, v
+    cdef Py_ssize_t* nz
+    cdef double* bp
+    if xs.shape[0] != m:
+        raise ValueError(f"xs must have length {m}, got {xs.shape[0]}")
+    for arr, label in ((lo, "lo"), (hi, "hi"), (out, "out")):
+        if arr.shape[0] != q or arr.shape[1] != m:
+            raise ValueError(f"{label} must have shape ({q}, {m}), "
+                             f"got ({arr.shape[0]}, {arr.shape[1]})")
+    for k in range(m):
+        if xs[k] != 0.0:
+            s += 1
+    if s == 0:
+        raise ValueError("xs must have a nonzero entry")
+    nz = <Py_ssize_t*> malloc(s * sizeof(Py_ssize_t))
+    bp = <double*> malloc(2 * s * sizeof(double))
+    if nz == NULL or bp == NULL:
+        free(nz)
+        free(bp)
+        raise MemoryError()
+    with nogil:
+        j = 0
+        for k in range(m):
+            if xs[k] != 0.0:
+                nz[j] = k
+                j += 1
+        for i in range(q):
+            for j in range(s):
+                k = nz[j]
+                bp[2 * j] = (R0[i, k] - lo[i, k]) / xs[k]
+                bp[2 * j + 1] = (R0[i, k] - hi[i, k]) / xs[k]
+            qsort(bp, 2 * s, sizeof(double), _cmp_double)
+            # a = the number of breakpoints with g > 0 (g is non-increasing)
+            a = 0
+            b = 2 * s
+            while a < b:
+                mid = (a + b) // 2
+                if _row_dot(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, bp[mid]) > 0.0:
+                    a = mid + 1
+                else:
+                    b = mid
+            if a == 0:
+                theta = bp[0]
+            elif a == 2 * s:
+                theta = bp[2 * s - 1]
+            else:
+                t0 = bp[a - 1]
+                t1 = bp[a]
+                g0 = _row_dot(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, t0)
+                g1 = _row_dot(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, t1)
+                denom = g0 - g1
+                frac = g0 / denom if denom > 0.0 else 0.0
+                if frac < 0.0:
+                    frac = 0.0
+                if frac > 1.0:
+                    frac = 1.0
+                theta = t0 + frac * (t1 - t0)
+            for k in range(m):
+                v = R0[i, k] - theta * xs[k]
+                if v < lo[i, k]:
+                    v = lo[i, k]
+                if v > hi[i, k]:
+                    v = hi[i, k]
+                out[i, k] = v
+    free(nz)
+    free(bp)

@@ -331,6 +331,39 @@ def test_certificate_kernels_reject_bad_arguments():
     with pytest.raises(ValueError, match="length len\\(S\\) = 2"):
         cfast.polish_support(Sigma, np.array([0, 1], dtype=np.intp), np.ones(3), 0.1, 5,
                              np.empty(2))
+    R = np.zeros((2, 3))
+    with pytest.raises(ValueError, match="xs must have length 3, got 2"):
+        cfast.project_rows(R, np.ones(2), R, R, np.empty((2, 3)))
+    with pytest.raises(ValueError, match=r"hi must have shape \(2, 3\), got \(3, 3\)"):
+        cfast.project_rows(R, np.ones(3), R, np.zeros((3, 3)), np.empty((2, 3)))
+    with pytest.raises(ValueError, match="xs must have a nonzero entry"):
+        cfast.project_rows(R, np.zeros(3), R, R, np.empty((2, 3)))
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), q=st.integers(1, 40), s=st.integers(1, 80),
+       width=st.floats(1e-6, 3.0), ties=st.booleans())
+def test_project_rows_matches_the_numpy_breakpoints(seed, q, s, width, ties):
+    # against the NumPy evaluation at every breakpoint, up to the order of
+    # the sums; ties: repeated entries of xs and of the rows (equal breakpoints)
+    from _reference import project_rows_breakpoints
+
+    rng = np.random.default_rng(seed)
+    xs = rng.standard_normal(s)
+    box = rng.standard_normal((q, s))
+    if ties:
+        xs = np.round(xs)
+        box = np.round(box, 1)
+    R0 = box + rng.uniform(-2, 2, (q, s)) * width
+    lo, hi = box - width, box + width
+    if not np.any(xs):
+        xs[0] = 1.0
+    out = np.empty((q, s))
+    cfast.project_rows(R0, xs, lo, hi, out)
+    ref = project_rows_breakpoints(R0, xs, lo, hi)
+    scale = 1.0 + np.abs(R0).max() + np.abs(xs).max()
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-10 * scale)
+    assert np.all(out >= lo) and np.all(out <= hi)
 
 
 @settings(max_examples=30)
