@@ -17,7 +17,7 @@ projection of the cross rows of a rank-one dual (see
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport fabs, INFINITY
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from scipy.linalg.cython_lapack cimport dsyevd, dsyevr
 
@@ -227,12 +227,6 @@ def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
     return best
 
 
-cdef int _cmp_double(const void* a, const void* b) noexcept nogil:
-    """qsort order of doubles (no NaN here)."""
-    cdef double x = (<const double*> a)[0], y = (<const double*> b)[0]
-    return (x > y) - (x < y)
-
-
 cdef double _row_dot(const double* r0, const double* lo, const double* hi, const double* x,
                      const Py_ssize_t* nz, Py_ssize_t s, double theta) noexcept nogil:
     """``clip(r0 - theta x, lo, hi) . x`` over the coordinates ``nz``."""
@@ -249,6 +243,71 @@ cdef double _row_dot(const double* r0, const double* lo, const double* hi, const
     return g
 
 
+cdef double _row_theta(const double* r0, const double* lo, const double* hi,
+                       const double* x, const Py_ssize_t* nz, Py_ssize_t s,
+                       double* bp) noexcept nogil:
+    """The ``theta`` of one row of ``project_rows`` (``bp``: scratch of 2 s)."""
+    cdef Py_ssize_t j, k, n_bp = 2 * s, nc
+    cdef double ta, tb, ga, gb, t, pivot, g, p0, p1, p2, denom, frac
+    for j in range(s):
+        k = nz[j]
+        bp[2 * j] = (r0[k] - lo[k]) / x[k]
+        bp[2 * j + 1] = (r0[k] - hi[k]) / x[k]
+    ta = bp[0]
+    tb = bp[0]
+    for j in range(1, n_bp):
+        if bp[j] < ta:
+            ta = bp[j]
+        if bp[j] > tb:
+            tb = bp[j]
+    # g is non-increasing: g > 0 at every breakpoint up to the zero
+    ga = _row_dot(r0, lo, hi, x, nz, s, ta)
+    if not ga > 0.0:
+        return ta
+    gb = _row_dot(r0, lo, hi, x, nz, s, tb)
+    if gb > 0.0:
+        return tb
+    # Shrink [ta, tb] (g(ta) > 0 >= g(tb), both breakpoints) to two
+    # neighbouring breakpoints, as quickselect does: g at a pivot among the
+    # breakpoints left inside (the median of the first, middle and last)
+    # says which side keeps the zero, and the other side is dropped.
+    nc = 0
+    for j in range(n_bp):
+        if bp[j] > ta and bp[j] < tb:
+            bp[nc] = bp[j]
+            nc += 1
+    while nc > 0:
+        p0 = bp[0]
+        p1 = bp[nc // 2]
+        p2 = bp[nc - 1]
+        if p0 > p1:
+            p0, p1 = p1, p0
+        if p1 > p2:
+            p1 = p2
+        pivot = p0 if p0 > p1 else p1
+        g = _row_dot(r0, lo, hi, x, nz, s, pivot)
+        if g > 0.0:
+            ta = pivot
+            ga = g
+        else:
+            tb = pivot
+            gb = g
+        k = 0
+        for j in range(nc):
+            t = bp[j]
+            if t > ta and t < tb:
+                bp[k] = t
+                k += 1
+        nc = k
+    denom = ga - gb
+    frac = ga / denom if denom > 0.0 else 0.0
+    if frac < 0.0:
+        frac = 0.0
+    if frac > 1.0:
+        frac = 1.0
+    return ta + frac * (tb - ta)
+
+
 def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, ::1] lo,
                  const double[:, ::1] hi, double[:, ::1] out):
     """Rows ``out_i = clip(R0_i - theta_i xs, lo_i, hi_i)`` with ``out_i . xs = 0``
@@ -256,20 +315,24 @@ def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, 
 
     ``g(theta) = clip(r0 - theta xs, lo, hi) . xs`` is continuous,
     non-increasing and linear between its breakpoints, the values of
-    ``theta`` where a coordinate with ``xs_k != 0`` reaches a bound; per row
-    they are sorted, the first breakpoint with ``g <= 0`` is found by
-    bisection over them (``O(s log s)`` for ``s`` nonzeros of ``xs``) and the
-    zero interpolated linearly on the interval before it (``theta`` at the
-    first or last breakpoint when ``g`` keeps one sign).  Each row is a
-    function of that row alone; ``xs`` must have a nonzero entry.
+    ``theta`` where a coordinate with ``xs_k != 0`` reaches a bound.  Per row,
+    an interval between two breakpoints where ``g`` changes sign is shrunk
+    as quickselect does (``g`` at a median-of-three pivot among the
+    breakpoints inside keeps one side; expected ``O(s)`` work besides about
+    ``log2(2 s)`` evaluations of ``g``, for ``s`` nonzeros of ``xs``; no sort)
+    until no breakpoint is left inside, and the zero is interpolated linearly
+    there (``theta`` at the first or last breakpoint when ``g`` keeps one
+    sign).  For a non-increasing ``g`` that interval does not depend on the
+    pivots.
+    Each row is a function of that row alone; ``xs`` must have a nonzero entry.
 
     Raises
     ------
     ValueError
         For inconsistent shapes, or ``xs`` all zero.
     """
-    cdef Py_ssize_t q = R0.shape[0], m = R0.shape[1], s = 0, i, k, a, b, mid, j
-    cdef double theta, g0, g1, t0, t1, denom, frac, v
+    cdef Py_ssize_t q = R0.shape[0], m = R0.shape[1], s = 0, i, k, j
+    cdef double theta, v
     cdef Py_ssize_t* nz
     cdef double* bp
     if xs.shape[0] != m:
@@ -296,36 +359,7 @@ def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, 
                 nz[j] = k
                 j += 1
         for i in range(q):
-            for j in range(s):
-                k = nz[j]
-                bp[2 * j] = (R0[i, k] - lo[i, k]) / xs[k]
-                bp[2 * j + 1] = (R0[i, k] - hi[i, k]) / xs[k]
-            qsort(bp, 2 * s, sizeof(double), _cmp_double)
-            # a = the number of breakpoints with g > 0 (g is non-increasing)
-            a = 0
-            b = 2 * s
-            while a < b:
-                mid = (a + b) // 2
-                if _row_dot(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, bp[mid]) > 0.0:
-                    a = mid + 1
-                else:
-                    b = mid
-            if a == 0:
-                theta = bp[0]
-            elif a == 2 * s:
-                theta = bp[2 * s - 1]
-            else:
-                t0 = bp[a - 1]
-                t1 = bp[a]
-                g0 = _row_dot(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, t0)
-                g1 = _row_dot(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, t1)
-                denom = g0 - g1
-                frac = g0 / denom if denom > 0.0 else 0.0
-                if frac < 0.0:
-                    frac = 0.0
-                if frac > 1.0:
-                    frac = 1.0
-                theta = t0 + frac * (t1 - t0)
+            theta = _row_theta(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, bp)
             for k in range(m):
                 v = R0[i, k] - theta * xs[k]
                 if v < lo[i, k]:

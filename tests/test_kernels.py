@@ -358,10 +358,10 @@ def test_project_rows_matches_the_numpy_breakpoints(seed, q, s, width, ties):
     lo, hi = box - width, box + width
     if not np.any(xs):
         xs[0] = 1.0
-    out = np.empty((q, s))
-    cfast.project_rows(R0, xs, lo, hi, out)
     ref = project_rows_breakpoints(R0, xs, lo, hi)
     scale = 1.0 + np.abs(R0).max() + np.abs(xs).max()
+    out = np.empty((q, s))
+    cfast.project_rows(R0, xs, lo, hi, out)
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-10 * scale)
     assert np.all(out >= lo) and np.all(out <= hi)
 
