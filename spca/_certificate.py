@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg as sla
 
-from ._certificate_fast import polish_support, project_rows, top_eigh
+from ._certificate_fast import polish_support, project_cross, project_rows, top_eigh
 
 EPS = np.finfo(np.float64).eps
 
@@ -345,10 +345,12 @@ def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
         D = base.copy() if copy else base
     D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - lam * np.outer(sigma, sigma)
     if Sc.size:
-        box = Sigma[np.ix_(Sc, S)]
-        cross = _project_rows(D[np.ix_(Sc, S)], x[S], box - lam, box + lam)
-        D[np.ix_(Sc, S)] = cross
-        D[np.ix_(S, Sc)] = cross.T
+        # D[Sc, S] = _project_rows(D[Sc, S], x_S, Sigma[Sc, S] -+ lam), and
+        # its transpose, in place
+        if not D.flags.c_contiguous:
+            D = np.ascontiguousarray(D)
+        project_cross(np.ascontiguousarray(Sigma, dtype=np.float64), D, S, Sc,
+                      np.ascontiguousarray(x[S], dtype=np.float64), float(lam))
     return D
 
 

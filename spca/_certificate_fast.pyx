@@ -369,3 +369,64 @@ def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, 
                 out[i, k] = v
     free(nz)
     free(bp)
+
+
+def project_cross(const double[:, ::1] Sigma, double[:, ::1] D, const Py_ssize_t[::1] S,
+                  const Py_ssize_t[::1] Sc, const double[::1] xs, double lam):
+    """The cross block of a rank-one dual in place: ``project_rows`` of the rows
+    ``D[Sc, S]`` with ``xs`` (``x`` on ``S``, no zero entry) and the box
+    ``Sigma[Sc, S] -+ lam``, written to ``D[Sc, S]`` and its transpose
+    ``D[S, Sc]``, without gathering the blocks.  ``S`` and ``Sc`` must be
+    disjoint (the rows read are never written).
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, an index out of range or a zero in ``xs``.
+    """
+    cdef Py_ssize_t n = D.shape[0], s = S.shape[0], q = Sc.shape[0], i, k, row
+    cdef double theta, v
+    cdef Py_ssize_t* nz
+    cdef double* buf
+    if D.shape[1] != n or Sigma.shape[0] != n or Sigma.shape[1] != n:
+        raise ValueError(f"Sigma and D must be square of the same size, got "
+                         f"({Sigma.shape[0]}, {Sigma.shape[1]}) and ({n}, {D.shape[1]})")
+    if xs.shape[0] != s:
+        raise ValueError(f"xs must have length len(S) = {s}, got {xs.shape[0]}")
+    if s == 0:
+        raise ValueError("S must not be empty")
+    for k in range(s):
+        if S[k] < 0 or S[k] >= n:
+            raise ValueError(f"S[{k}] = {S[k]} is out of range 0..{n - 1}")
+        if xs[k] == 0.0:
+            raise ValueError(f"xs[{k}] is zero")
+    for i in range(q):
+        if Sc[i] < 0 or Sc[i] >= n:
+            raise ValueError(f"Sc[{i}] = {Sc[i]} is out of range 0..{n - 1}")
+    nz = <Py_ssize_t*> malloc(s * sizeof(Py_ssize_t))
+    # per row: r0, lo, hi (s each) and the breakpoints (2 s)
+    buf = <double*> malloc(5 * s * sizeof(double))
+    if nz == NULL or buf == NULL:
+        free(nz)
+        free(buf)
+        raise MemoryError()
+    with nogil:
+        for k in range(s):
+            nz[k] = k
+        for i in range(q):
+            row = Sc[i]
+            for k in range(s):
+                buf[k] = D[row, S[k]]
+                buf[s + k] = Sigma[row, S[k]] - lam
+                buf[2 * s + k] = Sigma[row, S[k]] + lam
+            theta = _row_theta(buf, buf + s, buf + 2 * s, &xs[0], nz, s, buf + 3 * s)
+            for k in range(s):
+                v = buf[k] - theta * xs[k]
+                if v < buf[s + k]:
+                    v = buf[s + k]
+                if v > buf[2 * s + k]:
+                    v = buf[2 * s + k]
+                D[row, S[k]] = v
+                D[S[k], row] = v
+    free(nz)
+    free(buf)

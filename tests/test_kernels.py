@@ -410,3 +410,46 @@ def test_lambda_max_large_lanczos_and_verification():
     bound, y, rigorous = lambda_max_large(D, v0=y, target=np.inf)
     assert rigorous and top <= bound <= top + 1e-8 * abs(top)
     assert abs(abs(y @ np.linalg.eigh(D)[1][:, -1]) - 1.0) < 1e-6
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40), lam=st.floats(0.0, 1.0))
+def test_project_cross_matches_gathered_rows(seed, n, lam):
+    # project_cross in place against the gathered rows through the NumPy
+    # reference, written back to D[Sc, S] and D[S, Sc]; the rest of D as it was
+    from _reference import project_rows_breakpoints
+
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((2 * n, n))
+    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    S = np.sort(rng.choice(n, size=rng.integers(1, n), replace=False)).astype(np.intp)
+    Sc = np.setdiff1d(np.arange(n), S).astype(np.intp)
+    xs = rng.standard_normal(S.size)
+    D = Sigma + rng.uniform(-lam, lam, (n, n))
+    D = np.ascontiguousarray(0.5 * (D + D.T))
+    box = Sigma[np.ix_(Sc, S)]
+    ref = D.copy()
+    cross = project_rows_breakpoints(D[np.ix_(Sc, S)], xs, box - lam, box + lam)
+    ref[np.ix_(Sc, S)] = cross
+    ref[np.ix_(S, Sc)] = cross.T
+    sigma_before = Sigma.copy()
+    cfast.project_cross(Sigma, D, S, Sc, xs, lam)
+    np.testing.assert_array_equal(Sigma, sigma_before)
+    scale = 1.0 + np.abs(Sigma).max() + lam
+    np.testing.assert_allclose(D, ref, rtol=0, atol=1e-10 * scale)
+    keep = np.ones((n, n), dtype=bool)
+    keep[np.ix_(Sc, S)] = keep[np.ix_(S, Sc)] = False
+    np.testing.assert_array_equal(D[keep], ref[keep])  # untouched outside the cross block
+
+
+def test_project_cross_rejects_bad_arguments():
+    Sigma, D = np.eye(3), np.eye(3)
+    S, Sc = np.array([0], dtype=np.intp), np.array([1, 2], dtype=np.intp)
+    with pytest.raises(ValueError, match="xs must have length len\\(S\\) = 1, got 2"):
+        cfast.project_cross(Sigma, D, S, Sc, np.ones(2), 0.1)
+    with pytest.raises(ValueError, match=r"xs\[0\] is zero"):
+        cfast.project_cross(Sigma, D, S, Sc, np.zeros(1), 0.1)
+    with pytest.raises(ValueError, match=r"Sc\[1\] = 3 is out of range 0\.\.2"):
+        cfast.project_cross(Sigma, D, S, np.array([1, 3], dtype=np.intp), np.ones(1), 0.1)
+    with pytest.raises(ValueError, match="must be square of the same size"):
+        cfast.project_cross(np.eye(2), D, S, Sc, np.ones(1), 0.1)
