@@ -33,7 +33,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg as sla
 
-from ._certificate_fast import polish_support, project_cross, project_rows, top_eigh
+from ._certificate_fast import (
+    barrier_fill,
+    polish_support,
+    project_cross,
+    project_rows,
+    top_eigh,
+)
 
 EPS = np.finfo(np.float64).eps
 
@@ -472,9 +478,10 @@ def barrier_matrix(Sigma: np.ndarray, lam: float, M: np.ndarray) -> np.ndarray:
     diagonal is ``Sigma_jj - lam``.  The symmetric part stays in the box
     (clipping only removes rounding).
     """
-    D = 0.5 * (M + M.T)
-    np.clip(D, Sigma - lam, Sigma + lam, out=D)
-    np.fill_diagonal(D, np.diag(Sigma) - lam)
+    D = np.empty(M.shape)
+    # D = clip((M + M') / 2, Sigma - lam, Sigma + lam), diagonal Sigma_jj - lam
+    barrier_fill(np.ascontiguousarray(Sigma, dtype=np.float64), float(lam),
+                 np.ascontiguousarray(M, dtype=np.float64), D)
     return D
 
 

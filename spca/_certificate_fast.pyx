@@ -430,3 +430,43 @@ def project_cross(const double[:, ::1] Sigma, double[:, ::1] D, const Py_ssize_t
                 D[S[k], row] = v
     free(nz)
     free(buf)
+
+
+def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
+                 double[:, ::1] D):
+    """``D = clip((M + M') / 2, Sigma - lam, Sigma + lam)`` with diagonal
+    ``diag(Sigma) - lam``, in one pass (the dual of ``_certificate.barrier_matrix``;
+    the same arithmetic as those NumPy operations).
+
+    Raises
+    ------
+    ValueError
+        For arrays of different or non-square shapes.
+    """
+    cdef Py_ssize_t n = Sigma.shape[0], i, j
+    cdef double v, lo, hi
+    for arr, label in ((Sigma, "Sigma"), (M, "M"), (D, "D")):
+        if arr.shape[0] != n or arr.shape[1] != n:
+            raise ValueError(f"{label} must have shape ({n}, {n}), "
+                             f"got ({arr.shape[0]}, {arr.shape[1]})")
+    with nogil:
+        for i in range(n):
+            for j in range(i):
+                v = 0.5 * (M[i, j] + M[j, i])
+                lo = Sigma[i, j] - lam
+                hi = Sigma[i, j] + lam
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                D[i, j] = v
+                # entry (j, i) against Sigma[j, i], as NumPy's clip does
+                v = 0.5 * (M[j, i] + M[i, j])
+                lo = Sigma[j, i] - lam
+                hi = Sigma[j, i] + lam
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                D[j, i] = v
+            D[i, i] = Sigma[i, i] - lam

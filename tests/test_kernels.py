@@ -453,3 +453,22 @@ def test_project_cross_rejects_bad_arguments():
         cfast.project_cross(Sigma, D, S, np.array([1, 3], dtype=np.intp), np.ones(1), 0.1)
     with pytest.raises(ValueError, match="must be square of the same size"):
         cfast.project_cross(np.eye(2), D, S, Sc, np.ones(1), 0.1)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), lam=st.floats(0.0, 1.0))
+def test_barrier_fill_matches_numpy(seed, n, lam):
+    # bit for bit the NumPy clip of the symmetric part, diagonal Sigma_jj - lam
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((2 * n, n))
+    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    M = Sigma + rng.uniform(-2 * lam - 0.1, 2 * lam + 0.1, (n, n))
+    M_before = M.copy()
+    ref = np.clip(0.5 * (M + M.T), Sigma - lam, Sigma + lam)
+    np.fill_diagonal(ref, np.diag(Sigma) - lam)
+    D = np.empty((n, n))
+    cfast.barrier_fill(Sigma, lam, M, D)
+    np.testing.assert_array_equal(D, ref)
+    np.testing.assert_array_equal(M, M_before)
+    with pytest.raises(ValueError, match=rf"D must have shape \({n}, {n}\)"):
+        cfast.barrier_fill(Sigma, lam, M, np.empty((n + 1, n)))
