@@ -38,6 +38,7 @@ from ._certificate_fast import (
     polish_support,
     project_cross,
     project_rows,
+    soft_fill,
     top_eigh,
 )
 
@@ -345,8 +346,7 @@ def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
     Sc = np.flatnonzero(x == 0)
     sigma = np.sign(x[S])
     if base is None:
-        D = Sigma - np.clip(Sigma, -lam, lam)
-        np.fill_diagonal(D, np.diag(Sigma) - lam)
+        D = soft_thresholded(Sigma, lam)
     else:
         D = base.copy() if copy else base
     D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - lam * np.outer(sigma, sigma)
@@ -468,6 +468,15 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     Z = np.zeros((n, n))
     Z[np.ix_(S, S)] = P
     return lower, Z, lambda_max_upper(D)
+
+
+def soft_thresholded(Sigma: np.ndarray, lam: float) -> np.ndarray:
+    """The box-feasible ``Sigma + U`` of soft thresholding: ``Sigma -
+    clip(Sigma, -lam, lam)`` with diagonal ``Sigma_jj - lam`` (a new array;
+    one compiled pass)."""
+    out = np.empty(Sigma.shape)
+    soft_fill(np.ascontiguousarray(Sigma, dtype=np.float64), float(lam), out)
+    return out
 
 
 def barrier_matrix(Sigma: np.ndarray, lam: float, M: np.ndarray) -> np.ndarray:

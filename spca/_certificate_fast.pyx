@@ -470,3 +470,32 @@ def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
                     v = hi
                 D[j, i] = v
             D[i, i] = Sigma[i, i] - lam
+
+
+def soft_fill(const double[:, ::1] Sigma, double lam, double[:, ::1] out):
+    """``out = Sigma - clip(Sigma, -lam, lam)`` with diagonal
+    ``diag(Sigma) - lam`` (the box-feasible ``Sigma + U`` of soft
+    thresholding), in one pass with the arithmetic of those NumPy operations.
+
+    Raises
+    ------
+    ValueError
+        For arrays of different or non-square shapes.
+    """
+    cdef Py_ssize_t n = Sigma.shape[0], i, j
+    cdef double v, c
+    for arr, label in ((Sigma, "Sigma"), (out, "out")):
+        if arr.shape[0] != n or arr.shape[1] != n:
+            raise ValueError(f"{label} must have shape ({n}, {n}), "
+                             f"got ({arr.shape[0]}, {arr.shape[1]})")
+    with nogil:
+        for i in range(n):
+            for j in range(n):
+                v = Sigma[i, j]
+                c = v
+                if c < -lam:
+                    c = -lam
+                if c > lam:
+                    c = lam
+                out[i, j] = v - c
+            out[i, i] = Sigma[i, i] - lam

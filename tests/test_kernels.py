@@ -472,3 +472,23 @@ def test_barrier_fill_matches_numpy(seed, n, lam):
     np.testing.assert_array_equal(M, M_before)
     with pytest.raises(ValueError, match=rf"D must have shape \({n}, {n}\)"):
         cfast.barrier_fill(Sigma, lam, M, np.empty((n + 1, n)))
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), lam=st.floats(0.0, 2.0))
+def test_soft_fill_matches_numpy(seed, n, lam):
+    # bit for bit (signs of zeros included) the NumPy soft thresholding
+    rng = np.random.default_rng(seed)
+    Sigma = rng.standard_normal((n, n))
+    Sigma[rng.random((n, n)) < 0.2] = lam  # entries on the box's edges
+    Sigma[rng.random((n, n)) < 0.2] = -lam
+    before = Sigma.copy()
+    ref = Sigma - np.clip(Sigma, -lam, lam)
+    np.fill_diagonal(ref, np.diag(Sigma) - lam)
+    out = np.empty((n, n))
+    cfast.soft_fill(Sigma, lam, out)
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(ref))
+    np.testing.assert_array_equal(Sigma, before)
+    with pytest.raises(ValueError, match=rf"out must have shape \({n}, {n}\)"):
+        cfast.soft_fill(Sigma, lam, np.empty((n, n + 1)))
