@@ -12,7 +12,11 @@ conquer, every eigenpair) as the fallback should MRRR fail, as in
 ``polish_support`` runs the whole sign-fixed polish of one support (see
 ``_certificate._polish_support``) in one call; ``project_rows`` the
 projection of the cross rows of a rank-one dual (see
-``_certificate._project_rows``), row by row.
+``_certificate._project_rows``), row by row, and ``project_cross`` the same
+in place in ``Sigma + U`` (``_certificate.rank_one_dual_matrix``).
+``barrier_fill`` and ``soft_fill`` build the box-feasible ``Sigma + U`` of
+the barrier dual and of soft thresholding in one pass each, with the
+arithmetic of the NumPy expressions they replace.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
