@@ -340,8 +340,9 @@ def rank_one_dual(Sigma: np.ndarray, lam: float, x: np.ndarray,
 
 def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
                          base: np.ndarray | None = None, copy: bool = True) -> np.ndarray:
-    """The box-feasible ``Sigma + U`` of :func:`rank_one_dual` (``base`` is
-    overwritten when ``copy=False``)."""
+    """The box-feasible ``Sigma + U`` of :func:`rank_one_dual` (``base``, a
+    float64 array, is overwritten and returned when ``copy=False`` and it is
+    C-contiguous; use the returned matrix)."""
     S = np.flatnonzero(x)
     Sc = np.flatnonzero(x == 0)
     sigma = np.sign(x[S])
@@ -349,12 +350,12 @@ def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
         D = soft_thresholded(Sigma, lam)
     else:
         D = base.copy() if copy else base
+        if not D.flags.c_contiguous or D.dtype != np.float64:
+            D = np.ascontiguousarray(D, dtype=np.float64)
     D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - lam * np.outer(sigma, sigma)
-    if Sc.size:
+    if Sc.size and S.size:
         # D[Sc, S] = _project_rows(D[Sc, S], x_S, Sigma[Sc, S] -+ lam), and
         # its transpose, in place
-        if not D.flags.c_contiguous:
-            D = np.ascontiguousarray(D)
         project_cross(np.ascontiguousarray(Sigma, dtype=np.float64), D, S, Sc,
                       np.ascontiguousarray(x[S], dtype=np.float64), float(lam))
     return D

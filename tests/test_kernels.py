@@ -492,3 +492,25 @@ def test_soft_fill_matches_numpy(seed, n, lam):
     np.testing.assert_array_equal(Sigma, before)
     with pytest.raises(ValueError, match=rf"out must have shape \({n}, {n}\)"):
         cfast.soft_fill(Sigma, lam, np.empty((n, n + 1)))
+
+
+def test_rank_one_dual_matrix_layouts_and_zero_x():
+    # a Fortran-ordered base gives the same matrix as a C-ordered one, the
+    # caller's base is untouched with copy=True, and x = 0 leaves the base
+    import spca._certificate as cert
+
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((20, 8))
+    Sigma = F.T @ F / 20
+    lam = 0.1
+    x = np.zeros(8)
+    x[[1, 4, 6]] = [0.6, -0.7, 0.39]
+    base = cert.soft_thresholded(Sigma, lam)
+    kept = base.copy()
+    D = cert.rank_one_dual_matrix(Sigma, lam, x, base)
+    np.testing.assert_array_equal(base, kept)
+    np.testing.assert_array_equal(
+        cert.rank_one_dual_matrix(Sigma, lam, x, np.asfortranarray(base), copy=False), D)
+    np.testing.assert_array_equal(D, D.T)
+    assert np.all(np.abs(D - Sigma) <= lam * (1 + 1e-12))
+    np.testing.assert_array_equal(cert.rank_one_dual_matrix(Sigma, lam, np.zeros(8)), base)
