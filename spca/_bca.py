@@ -35,6 +35,7 @@ from ._certificate import (
     quick_certificate,
     rank_one_dual_matrix,
     relative_gap,
+    soft_thresholded,
     with_margin,
 )
 from ._interior import (
@@ -794,8 +795,7 @@ def _block_bound(Sb: np.ndarray, lam: float) -> float:
     bounded from above: the cheap bound of one block (Lanczos verified by a
     shifted Cholesky factorisation for large blocks, see
     :func:`spca._certificate.lambda_max_large`)."""
-    base = Sb - np.clip(Sb, -lam, lam)
-    np.fill_diagonal(base, np.diag(Sb) - lam)
+    base = soft_thresholded(Sb, lam)
     return lambda_max_large(base, target=np.inf)[0]
 
 
@@ -995,9 +995,7 @@ def _solve_working_set(S, lam_n, X, M, history, opts: _SolveOptions):
         return None, 0, 0, 0, 0.0, True
     tol, max_sweeps, scale = opts.tol, opts.max_sweeps, opts.scale
     m = S.shape[0]
-    d = np.diag(S)
-    soft = S - np.clip(S, -lam_n, lam_n)
-    soft.reshape(-1)[:: m + 1] = d - lam_n
+    soft = soft_thresholded(S, lam_n)
     # Features ranked by the leading eigenvector of the soft-thresholded
     # matrix when it is concentrated, else by row mass (see _start_order).
     W = _start_order(soft, WS_START)[:WS_START]
@@ -1140,8 +1138,7 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, opts: _SolveOptions):
     for warm starts.
     """
     m = S.shape[0]
-    base = S - np.clip(S, -lam_n, lam_n)
-    np.fill_diagonal(base, np.diag(S) - lam_n)
+    base = soft_thresholded(S, lam_n)
     order = np.argsort(cheap)[::-1]
     Xd = diagonal_matrix(X.diagonal())  # blocks left unsolved keep their diagonal
     Md = base.copy()

@@ -33,7 +33,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.linalg as sla
 
-from ._certificate_fast import polish_support, top_eigh
+from ._certificate_fast import (
+    barrier_fill,
+    polish_support,
+    project_cross,
+    project_rows,
+    soft_fill,
+    top_eigh,
+)
 
 EPS = np.finfo(np.float64).eps
 
@@ -291,74 +298,27 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
     return best_x, best_val
 
 
-def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  n_iter: int = 80) -> np.ndarray:
+def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                  ) -> np.ndarray:
     """Rows ``r = clip(r0 - theta xs, lo, hi)`` with ``r . xs = 0`` where possible.
 
     This is the Euclidean projection of each row ``r0`` onto the intersection
-    of the box ``[lo, hi]`` and the hyperplane ``r . xs = 0``; ``theta`` is found
-    by bisection (``r(theta) . xs`` is non-increasing in ``theta``).  Where the
-    hyperplane misses the box the row ends at the box corner closest to it.
+    of the box ``[lo, hi]`` and the hyperplane ``r . xs = 0``.  ``r(theta) . xs``
+    is continuous, non-increasing and piecewise linear in ``theta``, with
+    breakpoints where a coordinate with ``xs_k != 0`` reaches a bound: the
+    compiled :func:`spca._certificate_fast.project_rows` finds the interval
+    where it changes sign by bisection over the sorted breakpoints and
+    interpolates its zero there.  Where the hyperplane misses the box the row
+    ends at the box corner closest to it.
     """
-    ax = np.abs(xs)
-    if not np.any(ax > 0):
+    if not np.any(xs != 0):
         return np.clip(R0, lo, hi)
-    nz = np.flatnonzero(ax > 0)
-    if R0.shape[0] * nz.size * nz.size <= EXACT_PROJECTION_MAX:
-        return _project_rows_exact(R0, xs, lo, hi, nz)
-    # |theta| beyond this puts every coordinate with xs_k != 0 at a bound
-    bound = (np.abs(R0).max() + np.abs(lo).max() + np.abs(hi).max()) / ax[ax > 0].min() + 1.0
-    a = np.full(R0.shape[0], -bound)
-    b = np.full(R0.shape[0], bound)
-    for _ in range(n_iter):
-        mid = 0.5 * (a + b)
-        g = np.clip(R0 - mid[:, None] * xs, lo, hi) @ xs
-        pos = g > 0
-        a = np.where(pos, mid, a)
-        b = np.where(pos, b, mid)
-    return np.clip(R0 - (0.5 * (a + b))[:, None] * xs, lo, hi)
-
-
-# Largest rows x support^2 for which _project_rows finds theta exactly
-# (from the breakpoints of the piecewise-linear r(theta) . xs) instead of by
-# bisection.
-EXACT_PROJECTION_MAX = 500_000
-
-
-def _project_rows_exact(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                        nz: np.ndarray) -> np.ndarray:
-    """``_project_rows`` through the breakpoints of ``g(theta) = r(theta) . xs``.
-
-    ``g`` is continuous, non-increasing and linear between the values of
-    ``theta`` where a coordinate ``k`` with ``xs_k != 0`` reaches a bound,
-    ``(r0_k - lo_k) / xs_k`` and ``(r0_k - hi_k) / xs_k``; ``g`` is evaluated at
-    all of them and its zero interpolated on the interval where it changes
-    sign (or ``theta`` put at the first or last breakpoint, where every such
-    coordinate is at a bound, when ``g`` keeps one sign).
-    """
-    x = xs[nz]
-    r0, lo_s, hi_s = R0[:, nz], lo[:, nz], hi[:, nz]
-    q, s = r0.shape
-    bp = np.sort(np.concatenate([(r0 - lo_s) / x, (r0 - hi_s) / x], axis=1), axis=1)
-    # g at every breakpoint: (q, 2s) from (q, 2s, s) terms
-    vals = np.clip(r0[:, None, :] - bp[:, :, None] * x, lo_s[:, None, :], hi_s[:, None, :])
-    g = vals @ x
-    pos = g > 0
-    j = pos.sum(axis=1)  # g is non-increasing: breakpoints 0..j-1 have g > 0
-    rows = np.arange(q)
-    theta = np.empty(q)
-    first, last = j == 0, j == 2 * s
-    theta[first] = bp[first, 0]
-    theta[last] = bp[last, -1]
-    mid = ~(first | last)
-    jm = j[mid]
-    rm = rows[mid]
-    t0, t1 = bp[rm, jm - 1], bp[rm, jm]
-    g0, g1 = g[rm, jm - 1], g[rm, jm]
-    denom = g0 - g1
-    frac = np.divide(g0, denom, out=np.zeros_like(g0), where=denom > 0)
-    theta[mid] = t0 + np.clip(frac, 0.0, 1.0) * (t1 - t0)
-    return np.clip(R0 - theta[:, None] * xs, lo, hi)
+    out = np.empty(R0.shape)
+    project_rows(np.ascontiguousarray(R0, dtype=np.float64),
+                 np.ascontiguousarray(xs, dtype=np.float64),
+                 np.ascontiguousarray(lo, dtype=np.float64),
+                 np.ascontiguousarray(hi, dtype=np.float64), out)
+    return out
 
 
 def rank_one_dual(Sigma: np.ndarray, lam: float, x: np.ndarray,
@@ -380,22 +340,24 @@ def rank_one_dual(Sigma: np.ndarray, lam: float, x: np.ndarray,
 
 def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
                          base: np.ndarray | None = None, copy: bool = True) -> np.ndarray:
-    """The box-feasible ``Sigma + U`` of :func:`rank_one_dual` (``base`` is
-    overwritten when ``copy=False``)."""
+    """The box-feasible ``Sigma + U`` of :func:`rank_one_dual` (``base``, a
+    float64 array, is overwritten and returned when ``copy=False`` and it is
+    C-contiguous; use the returned matrix)."""
     S = np.flatnonzero(x)
     Sc = np.flatnonzero(x == 0)
     sigma = np.sign(x[S])
     if base is None:
-        D = Sigma - np.clip(Sigma, -lam, lam)
-        np.fill_diagonal(D, np.diag(Sigma) - lam)
+        D = soft_thresholded(Sigma, lam)
     else:
         D = base.copy() if copy else base
+        if not D.flags.c_contiguous or D.dtype != np.float64:
+            D = np.ascontiguousarray(D, dtype=np.float64)
     D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - lam * np.outer(sigma, sigma)
-    if Sc.size:
-        box = Sigma[np.ix_(Sc, S)]
-        cross = _project_rows(D[np.ix_(Sc, S)], x[S], box - lam, box + lam)
-        D[np.ix_(Sc, S)] = cross
-        D[np.ix_(S, Sc)] = cross.T
+    if Sc.size and S.size:
+        # D[Sc, S] = _project_rows(D[Sc, S], x_S, Sigma[Sc, S] -+ lam), and
+        # its transpose, in place
+        project_cross(np.ascontiguousarray(Sigma, dtype=np.float64), D, S, Sc,
+                      np.ascontiguousarray(x[S], dtype=np.float64), float(lam))
     return D
 
 
@@ -509,6 +471,15 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     return lower, Z, lambda_max_upper(D)
 
 
+def soft_thresholded(Sigma: np.ndarray, lam: float) -> np.ndarray:
+    """The box-feasible ``Sigma + U`` of soft thresholding: ``Sigma -
+    clip(Sigma, -lam, lam)`` with diagonal ``Sigma_jj - lam`` (a new array;
+    one compiled pass)."""
+    out = np.empty(Sigma.shape)
+    soft_fill(np.ascontiguousarray(Sigma, dtype=np.float64), float(lam), out)
+    return out
+
+
 def barrier_matrix(Sigma: np.ndarray, lam: float, M: np.ndarray) -> np.ndarray:
     """The dual-feasible ``Sigma + U`` held by the box-QP solutions of a sweep.
 
@@ -517,9 +488,10 @@ def barrier_matrix(Sigma: np.ndarray, lam: float, M: np.ndarray) -> np.ndarray:
     diagonal is ``Sigma_jj - lam``.  The symmetric part stays in the box
     (clipping only removes rounding).
     """
-    D = 0.5 * (M + M.T)
-    np.clip(D, Sigma - lam, Sigma + lam, out=D)
-    np.fill_diagonal(D, np.diag(Sigma) - lam)
+    D = np.empty(M.shape)
+    # D = clip((M + M') / 2, Sigma - lam, Sigma + lam), diagonal Sigma_jj - lam
+    barrier_fill(np.ascontiguousarray(Sigma, dtype=np.float64), float(lam),
+                 np.ascontiguousarray(M, dtype=np.float64), D)
     return D
 
 

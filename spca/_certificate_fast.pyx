@@ -10,7 +10,13 @@ conquer, every eigenpair) as the fallback should MRRR fail, as in
 ``_certificate._top_eigh``.
 
 ``polish_support`` runs the whole sign-fixed polish of one support (see
-``_certificate._polish_support``) in one call.
+``_certificate._polish_support``) in one call; ``project_rows`` the
+projection of the cross rows of a rank-one dual (see
+``_certificate._project_rows``), row by row, and ``project_cross`` the same
+in place in ``Sigma + U`` (``_certificate.rank_one_dual_matrix``).
+``barrier_fill`` and ``soft_fill`` build the box-feasible ``Sigma + U`` of
+the barrier dual and of soft thresholding in one pass each, with the
+arithmetic of the NumPy expressions they replace.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
@@ -223,3 +229,277 @@ def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
     free(sigma)
     _check_info(info)
     return best
+
+
+cdef double _row_dot(const double* r0, const double* lo, const double* hi, const double* x,
+                     const Py_ssize_t* nz, Py_ssize_t s, double theta) noexcept nogil:
+    """``clip(r0 - theta x, lo, hi) . x`` over the coordinates ``nz``."""
+    cdef double g = 0.0, v
+    cdef Py_ssize_t t, k
+    for t in range(s):
+        k = nz[t]
+        v = r0[k] - theta * x[k]
+        if v < lo[k]:
+            v = lo[k]
+        if v > hi[k]:
+            v = hi[k]
+        g += v * x[k]
+    return g
+
+
+cdef double _row_theta(const double* r0, const double* lo, const double* hi,
+                       const double* x, const Py_ssize_t* nz, Py_ssize_t s,
+                       double* bp) noexcept nogil:
+    """The ``theta`` of one row of ``project_rows`` (``bp``: scratch of 2 s)."""
+    cdef Py_ssize_t j, k, n_bp = 2 * s, nc
+    cdef double ta, tb, ga, gb, t, pivot, g, p0, p1, p2, denom, frac
+    for j in range(s):
+        k = nz[j]
+        bp[2 * j] = (r0[k] - lo[k]) / x[k]
+        bp[2 * j + 1] = (r0[k] - hi[k]) / x[k]
+    ta = bp[0]
+    tb = bp[0]
+    for j in range(1, n_bp):
+        if bp[j] < ta:
+            ta = bp[j]
+        if bp[j] > tb:
+            tb = bp[j]
+    # g is non-increasing: g > 0 at every breakpoint up to the zero
+    ga = _row_dot(r0, lo, hi, x, nz, s, ta)
+    if not ga > 0.0:
+        return ta
+    gb = _row_dot(r0, lo, hi, x, nz, s, tb)
+    if gb > 0.0:
+        return tb
+    # Shrink [ta, tb] (g(ta) > 0 >= g(tb), both breakpoints) to two
+    # neighbouring breakpoints, as quickselect does: g at a pivot among the
+    # breakpoints left inside (the median of the first, middle and last)
+    # says which side keeps the zero, and the other side is dropped.
+    nc = 0
+    for j in range(n_bp):
+        if bp[j] > ta and bp[j] < tb:
+            bp[nc] = bp[j]
+            nc += 1
+    while nc > 0:
+        p0 = bp[0]
+        p1 = bp[nc // 2]
+        p2 = bp[nc - 1]
+        if p0 > p1:
+            p0, p1 = p1, p0
+        if p1 > p2:
+            p1 = p2
+        pivot = p0 if p0 > p1 else p1
+        g = _row_dot(r0, lo, hi, x, nz, s, pivot)
+        if g > 0.0:
+            ta = pivot
+            ga = g
+        else:
+            tb = pivot
+            gb = g
+        k = 0
+        for j in range(nc):
+            t = bp[j]
+            if t > ta and t < tb:
+                bp[k] = t
+                k += 1
+        nc = k
+    denom = ga - gb
+    frac = ga / denom if denom > 0.0 else 0.0
+    if frac < 0.0:
+        frac = 0.0
+    if frac > 1.0:
+        frac = 1.0
+    return ta + frac * (tb - ta)
+
+
+def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, ::1] lo,
+                 const double[:, ::1] hi, double[:, ::1] out):
+    """Rows ``out_i = clip(R0_i - theta_i xs, lo_i, hi_i)`` with ``out_i . xs = 0``
+    where the box meets that hyperplane (else the box corner closest to it).
+
+    ``g(theta) = clip(r0 - theta xs, lo, hi) . xs`` is continuous,
+    non-increasing and linear between its breakpoints, the values of
+    ``theta`` where a coordinate with ``xs_k != 0`` reaches a bound.  Per row,
+    an interval between two breakpoints where ``g`` changes sign is shrunk
+    as quickselect does (``g`` at a median-of-three pivot among the
+    breakpoints inside keeps one side; expected ``O(s)`` work besides about
+    ``log2(2 s)`` evaluations of ``g``, for ``s`` nonzeros of ``xs``; no sort)
+    until no breakpoint is left inside, and the zero is interpolated linearly
+    there (``theta`` at the first or last breakpoint when ``g`` keeps one
+    sign).  For a non-increasing ``g`` that interval does not depend on the
+    pivots.
+    Each row is a function of that row alone; ``xs`` must have a nonzero entry.
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, or ``xs`` all zero.
+    """
+    cdef Py_ssize_t q = R0.shape[0], m = R0.shape[1], s = 0, i, k, j
+    cdef double theta, v
+    cdef Py_ssize_t* nz
+    cdef double* bp
+    if xs.shape[0] != m:
+        raise ValueError(f"xs must have length {m}, got {xs.shape[0]}")
+    for arr, label in ((lo, "lo"), (hi, "hi"), (out, "out")):
+        if arr.shape[0] != q or arr.shape[1] != m:
+            raise ValueError(f"{label} must have shape ({q}, {m}), "
+                             f"got ({arr.shape[0]}, {arr.shape[1]})")
+    for k in range(m):
+        if xs[k] != 0.0:
+            s += 1
+    if s == 0:
+        raise ValueError("xs must have a nonzero entry")
+    nz = <Py_ssize_t*> malloc(s * sizeof(Py_ssize_t))
+    bp = <double*> malloc(2 * s * sizeof(double))
+    if nz == NULL or bp == NULL:
+        free(nz)
+        free(bp)
+        raise MemoryError()
+    with nogil:
+        j = 0
+        for k in range(m):
+            if xs[k] != 0.0:
+                nz[j] = k
+                j += 1
+        for i in range(q):
+            theta = _row_theta(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, bp)
+            for k in range(m):
+                v = R0[i, k] - theta * xs[k]
+                if v < lo[i, k]:
+                    v = lo[i, k]
+                if v > hi[i, k]:
+                    v = hi[i, k]
+                out[i, k] = v
+    free(nz)
+    free(bp)
+
+
+def project_cross(const double[:, ::1] Sigma, double[:, ::1] D, const Py_ssize_t[::1] S,
+                  const Py_ssize_t[::1] Sc, const double[::1] xs, double lam):
+    """The cross block of a rank-one dual in place: ``project_rows`` of the rows
+    ``D[Sc, S]`` with ``xs`` (``x`` on ``S``, no zero entry) and the box
+    ``Sigma[Sc, S] -+ lam``, written to ``D[Sc, S]`` and its transpose
+    ``D[S, Sc]``, without gathering the blocks.  ``S`` and ``Sc`` must be
+    disjoint (the rows read are never written).
+
+    Raises
+    ------
+    ValueError
+        For inconsistent shapes, an index out of range or a zero in ``xs``.
+    """
+    cdef Py_ssize_t n = D.shape[0], s = S.shape[0], q = Sc.shape[0], i, k, row
+    cdef double theta, v
+    cdef Py_ssize_t* nz
+    cdef double* buf
+    if D.shape[1] != n or Sigma.shape[0] != n or Sigma.shape[1] != n:
+        raise ValueError(f"Sigma and D must be square of the same size, got "
+                         f"({Sigma.shape[0]}, {Sigma.shape[1]}) and ({n}, {D.shape[1]})")
+    if xs.shape[0] != s:
+        raise ValueError(f"xs must have length len(S) = {s}, got {xs.shape[0]}")
+    if s == 0:
+        raise ValueError("S must not be empty")
+    for k in range(s):
+        if S[k] < 0 or S[k] >= n:
+            raise ValueError(f"S[{k}] = {S[k]} is out of range 0..{n - 1}")
+        if xs[k] == 0.0:
+            raise ValueError(f"xs[{k}] is zero")
+    for i in range(q):
+        if Sc[i] < 0 or Sc[i] >= n:
+            raise ValueError(f"Sc[{i}] = {Sc[i]} is out of range 0..{n - 1}")
+    nz = <Py_ssize_t*> malloc(s * sizeof(Py_ssize_t))
+    # per row: r0, lo, hi (s each) and the breakpoints (2 s)
+    buf = <double*> malloc(5 * s * sizeof(double))
+    if nz == NULL or buf == NULL:
+        free(nz)
+        free(buf)
+        raise MemoryError()
+    with nogil:
+        for k in range(s):
+            nz[k] = k
+        for i in range(q):
+            row = Sc[i]
+            for k in range(s):
+                buf[k] = D[row, S[k]]
+                buf[s + k] = Sigma[row, S[k]] - lam
+                buf[2 * s + k] = Sigma[row, S[k]] + lam
+            theta = _row_theta(buf, buf + s, buf + 2 * s, &xs[0], nz, s, buf + 3 * s)
+            for k in range(s):
+                v = buf[k] - theta * xs[k]
+                if v < buf[s + k]:
+                    v = buf[s + k]
+                if v > buf[2 * s + k]:
+                    v = buf[2 * s + k]
+                D[row, S[k]] = v
+                D[S[k], row] = v
+    free(nz)
+    free(buf)
+
+
+def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
+                 double[:, ::1] D):
+    """``D = clip((M + M') / 2, Sigma - lam, Sigma + lam)`` with diagonal
+    ``diag(Sigma) - lam``, in one pass (the dual of ``_certificate.barrier_matrix``;
+    the same arithmetic as those NumPy operations).
+
+    Raises
+    ------
+    ValueError
+        For arrays of different or non-square shapes.
+    """
+    cdef Py_ssize_t n = Sigma.shape[0], i, j
+    cdef double v, lo, hi
+    for arr, label in ((Sigma, "Sigma"), (M, "M"), (D, "D")):
+        if arr.shape[0] != n or arr.shape[1] != n:
+            raise ValueError(f"{label} must have shape ({n}, {n}), "
+                             f"got ({arr.shape[0]}, {arr.shape[1]})")
+    with nogil:
+        for i in range(n):
+            for j in range(i):
+                v = 0.5 * (M[i, j] + M[j, i])
+                lo = Sigma[i, j] - lam
+                hi = Sigma[i, j] + lam
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                D[i, j] = v
+                # entry (j, i) against Sigma[j, i], as NumPy's clip does
+                v = 0.5 * (M[j, i] + M[i, j])
+                lo = Sigma[j, i] - lam
+                hi = Sigma[j, i] + lam
+                if v < lo:
+                    v = lo
+                if v > hi:
+                    v = hi
+                D[j, i] = v
+            D[i, i] = Sigma[i, i] - lam
+
+
+def soft_fill(const double[:, ::1] Sigma, double lam, double[:, ::1] out):
+    """``out = Sigma - clip(Sigma, -lam, lam)`` with diagonal
+    ``diag(Sigma) - lam`` (the box-feasible ``Sigma + U`` of soft
+    thresholding), in one pass with the arithmetic of those NumPy operations.
+
+    Raises
+    ------
+    ValueError
+        For arrays of different or non-square shapes.
+    """
+    cdef Py_ssize_t n = Sigma.shape[0], i, j
+    cdef double v, c
+    for arr, label in ((Sigma, "Sigma"), (out, "out")):
+        if arr.shape[0] != n or arr.shape[1] != n:
+            raise ValueError(f"{label} must have shape ({n}, {n}), "
+                             f"got ({arr.shape[0]}, {arr.shape[1]})")
+    with nogil:
+        for i in range(n):
+            for j in range(n):
+                v = Sigma[i, j]
+                c = v
+                if c < -lam:
+                    c = -lam
+                if c > lam:
+                    c = lam
+                out[i, j] = v - c
+            out[i, i] = Sigma[i, i] - lam

@@ -331,6 +331,39 @@ def test_certificate_kernels_reject_bad_arguments():
     with pytest.raises(ValueError, match="length len\\(S\\) = 2"):
         cfast.polish_support(Sigma, np.array([0, 1], dtype=np.intp), np.ones(3), 0.1, 5,
                              np.empty(2))
+    R = np.zeros((2, 3))
+    with pytest.raises(ValueError, match="xs must have length 3, got 2"):
+        cfast.project_rows(R, np.ones(2), R, R, np.empty((2, 3)))
+    with pytest.raises(ValueError, match=r"hi must have shape \(2, 3\), got \(3, 3\)"):
+        cfast.project_rows(R, np.ones(3), R, np.zeros((3, 3)), np.empty((2, 3)))
+    with pytest.raises(ValueError, match="xs must have a nonzero entry"):
+        cfast.project_rows(R, np.zeros(3), R, R, np.empty((2, 3)))
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), q=st.integers(1, 40), s=st.integers(1, 80),
+       width=st.floats(1e-6, 3.0), ties=st.booleans())
+def test_project_rows_matches_the_numpy_breakpoints(seed, q, s, width, ties):
+    # against the NumPy evaluation at every breakpoint, up to the order of
+    # the sums; ties: repeated entries of xs and of the rows (equal breakpoints)
+    from _reference import project_rows_breakpoints
+
+    rng = np.random.default_rng(seed)
+    xs = rng.standard_normal(s)
+    box = rng.standard_normal((q, s))
+    if ties:
+        xs = np.round(xs)
+        box = np.round(box, 1)
+    R0 = box + rng.uniform(-2, 2, (q, s)) * width
+    lo, hi = box - width, box + width
+    if not np.any(xs):
+        xs[0] = 1.0
+    ref = project_rows_breakpoints(R0, xs, lo, hi)
+    scale = 1.0 + np.abs(R0).max() + np.abs(xs).max()
+    out = np.empty((q, s))
+    cfast.project_rows(R0, xs, lo, hi, out)
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-10 * scale)
+    assert np.all(out >= lo) and np.all(out <= hi)
 
 
 @settings(max_examples=30)
@@ -377,3 +410,107 @@ def test_lambda_max_large_lanczos_and_verification():
     bound, y, rigorous = lambda_max_large(D, v0=y, target=np.inf)
     assert rigorous and top <= bound <= top + 1e-8 * abs(top)
     assert abs(abs(y @ np.linalg.eigh(D)[1][:, -1]) - 1.0) < 1e-6
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40), lam=st.floats(0.0, 1.0))
+def test_project_cross_matches_gathered_rows(seed, n, lam):
+    # project_cross in place against the gathered rows through the NumPy
+    # reference, written back to D[Sc, S] and D[S, Sc]; the rest of D as it was
+    from _reference import project_rows_breakpoints
+
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((2 * n, n))
+    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    S = np.sort(rng.choice(n, size=rng.integers(1, n), replace=False)).astype(np.intp)
+    Sc = np.setdiff1d(np.arange(n), S).astype(np.intp)
+    xs = rng.standard_normal(S.size)
+    D = Sigma + rng.uniform(-lam, lam, (n, n))
+    D = np.ascontiguousarray(0.5 * (D + D.T))
+    box = Sigma[np.ix_(Sc, S)]
+    ref = D.copy()
+    cross = project_rows_breakpoints(D[np.ix_(Sc, S)], xs, box - lam, box + lam)
+    ref[np.ix_(Sc, S)] = cross
+    ref[np.ix_(S, Sc)] = cross.T
+    sigma_before = Sigma.copy()
+    cfast.project_cross(Sigma, D, S, Sc, xs, lam)
+    np.testing.assert_array_equal(Sigma, sigma_before)
+    scale = 1.0 + np.abs(Sigma).max() + lam
+    np.testing.assert_allclose(D, ref, rtol=0, atol=1e-10 * scale)
+    keep = np.ones((n, n), dtype=bool)
+    keep[np.ix_(Sc, S)] = keep[np.ix_(S, Sc)] = False
+    np.testing.assert_array_equal(D[keep], ref[keep])  # untouched outside the cross block
+
+
+def test_project_cross_rejects_bad_arguments():
+    Sigma, D = np.eye(3), np.eye(3)
+    S, Sc = np.array([0], dtype=np.intp), np.array([1, 2], dtype=np.intp)
+    with pytest.raises(ValueError, match="xs must have length len\\(S\\) = 1, got 2"):
+        cfast.project_cross(Sigma, D, S, Sc, np.ones(2), 0.1)
+    with pytest.raises(ValueError, match=r"xs\[0\] is zero"):
+        cfast.project_cross(Sigma, D, S, Sc, np.zeros(1), 0.1)
+    with pytest.raises(ValueError, match=r"Sc\[1\] = 3 is out of range 0\.\.2"):
+        cfast.project_cross(Sigma, D, S, np.array([1, 3], dtype=np.intp), np.ones(1), 0.1)
+    with pytest.raises(ValueError, match="must be square of the same size"):
+        cfast.project_cross(np.eye(2), D, S, Sc, np.ones(1), 0.1)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), lam=st.floats(0.0, 1.0))
+def test_barrier_fill_matches_numpy(seed, n, lam):
+    # bit for bit the NumPy clip of the symmetric part, diagonal Sigma_jj - lam
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((2 * n, n))
+    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    M = Sigma + rng.uniform(-2 * lam - 0.1, 2 * lam + 0.1, (n, n))
+    M_before = M.copy()
+    ref = np.clip(0.5 * (M + M.T), Sigma - lam, Sigma + lam)
+    np.fill_diagonal(ref, np.diag(Sigma) - lam)
+    D = np.empty((n, n))
+    cfast.barrier_fill(Sigma, lam, M, D)
+    np.testing.assert_array_equal(D, ref)
+    np.testing.assert_array_equal(M, M_before)
+    with pytest.raises(ValueError, match=rf"D must have shape \({n}, {n}\)"):
+        cfast.barrier_fill(Sigma, lam, M, np.empty((n + 1, n)))
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), lam=st.floats(0.0, 2.0))
+def test_soft_fill_matches_numpy(seed, n, lam):
+    # bit for bit (signs of zeros included) the NumPy soft thresholding
+    rng = np.random.default_rng(seed)
+    Sigma = rng.standard_normal((n, n))
+    Sigma[rng.random((n, n)) < 0.2] = lam  # entries on the box's edges
+    Sigma[rng.random((n, n)) < 0.2] = -lam
+    before = Sigma.copy()
+    ref = Sigma - np.clip(Sigma, -lam, lam)
+    np.fill_diagonal(ref, np.diag(Sigma) - lam)
+    out = np.empty((n, n))
+    cfast.soft_fill(Sigma, lam, out)
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(np.signbit(out), np.signbit(ref))
+    np.testing.assert_array_equal(Sigma, before)
+    with pytest.raises(ValueError, match=rf"out must have shape \({n}, {n}\)"):
+        cfast.soft_fill(Sigma, lam, np.empty((n, n + 1)))
+
+
+def test_rank_one_dual_matrix_layouts_and_zero_x():
+    # a Fortran-ordered base gives the same matrix as a C-ordered one, the
+    # caller's base is untouched with copy=True, and x = 0 leaves the base
+    import spca._certificate as cert
+
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((20, 8))
+    Sigma = F.T @ F / 20
+    lam = 0.1
+    x = np.zeros(8)
+    x[[1, 4, 6]] = [0.6, -0.7, 0.39]
+    base = cert.soft_thresholded(Sigma, lam)
+    kept = base.copy()
+    D = cert.rank_one_dual_matrix(Sigma, lam, x, base)
+    np.testing.assert_array_equal(base, kept)
+    np.testing.assert_array_equal(
+        cert.rank_one_dual_matrix(Sigma, lam, x, np.asfortranarray(base), copy=False), D)
+    np.testing.assert_array_equal(D, D.T)
+    assert np.all(np.abs(D - Sigma) <= lam * (1 + 1e-12))
+    np.testing.assert_array_equal(cert.rank_one_dual_matrix(Sigma, lam, np.zeros(8)), base)

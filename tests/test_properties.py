@@ -95,10 +95,12 @@ def test_restarting_from_the_solution_changes_nothing(seed, n, m, frac):
 @settings(max_examples=80)
 @given(seed=st.integers(0, 2**32 - 1), q=st.integers(1, 30), s=st.integers(1, 10),
        zeros=st.integers(0, 3), width=st.floats(1e-3, 2.0))
-def test_exact_row_projection_matches_bisection(seed, q, s, zeros, width):
-    # _project_rows finds theta from the breakpoints of r(theta) . xs on small
-    # inputs; bisection (its fallback on large ones) must agree, and each row
-    # must be in its box and orthogonal to xs whenever the box meets the plane.
+def test_row_projection_matches_references(seed, q, s, zeros, width):
+    # The compiled _project_rows (bisection over sorted breakpoints) against
+    # the NumPy references (every breakpoint; bisection on theta): the same
+    # rows, each in its box and orthogonal to xs whenever the box meets the plane.
+    from _reference import project_rows_bisection, project_rows_breakpoints
+
     import spca._certificate as cert
 
     rng = np.random.default_rng(seed)
@@ -107,17 +109,16 @@ def test_exact_row_projection_matches_bisection(seed, q, s, zeros, width):
     box = rng.standard_normal((q, s))
     R0 = box + rng.uniform(-3, 3, (q, s)) * width
     lo, hi = box - width, box + width
-    exact = cert._project_rows(R0, xs, lo, hi)
-    saved = cert.EXACT_PROJECTION_MAX
-    try:
-        cert.EXACT_PROJECTION_MAX = -1
-        bisect = cert._project_rows(R0, xs, lo, hi)
-    finally:
-        cert.EXACT_PROJECTION_MAX = saved
-    assert np.all(exact >= lo) and np.all(exact <= hi)
-    np.testing.assert_allclose(exact, bisect, atol=1e-9 * (1 + np.abs(R0).max()))
+    args = (R0.copy(), xs.copy(), lo.copy(), hi.copy())
+    got = cert._project_rows(*args)
+    for before, after in zip((R0, xs, lo, hi), args, strict=True):
+        np.testing.assert_array_equal(before, after)  # inputs untouched
+    tol = 1e-9 * (1 + np.abs(R0).max())
+    np.testing.assert_allclose(got, project_rows_breakpoints(R0, xs, lo, hi), rtol=0, atol=tol)
+    np.testing.assert_allclose(got, project_rows_bisection(R0, xs, lo, hi), rtol=0, atol=tol)
+    assert np.all(got >= lo) and np.all(got <= hi)
     nz = xs != 0
     reach_lo = np.where(xs > 0, lo, hi)[:, nz] @ xs[nz]  # smallest r . xs in the box
     reach_hi = np.where(xs > 0, hi, lo)[:, nz] @ xs[nz]
     meets = (reach_lo < 0) & (reach_hi > 0)
-    np.testing.assert_allclose((exact @ xs)[meets], 0.0, atol=1e-9 * (1 + np.abs(box).max()))
+    np.testing.assert_allclose((got @ xs)[meets], 0.0, atol=1e-9 * (1 + np.abs(box).max()))
