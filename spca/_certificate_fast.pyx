@@ -436,6 +436,18 @@ def project_cross(const double[:, ::1] Sigma, double[:, ::1] D, const Py_ssize_t
     free(buf)
 
 
+cdef inline double _clipped_mean(double a, double b, double s, double lam) noexcept nogil:
+    """``0.5 (a + b)`` clipped to ``[s - lam, s + lam]`` (NumPy's clip: the
+    lower end first, then the upper)."""
+    cdef double v = 0.5 * (a + b)
+    cdef double lo = s - lam, hi = s + lam
+    if v < lo:
+        v = lo
+    if v > hi:
+        v = hi
+    return v
+
+
 def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
                  double[:, ::1] D):
     """``D = clip((M + M') / 2, Sigma - lam, Sigma + lam)`` with diagonal
@@ -448,7 +460,6 @@ def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
         For arrays of different or non-square shapes.
     """
     cdef Py_ssize_t n = Sigma.shape[0], i, j
-    cdef double v, lo, hi
     for arr, label in ((Sigma, "Sigma"), (M, "M"), (D, "D")):
         if arr.shape[0] != n or arr.shape[1] != n:
             raise ValueError(f"{label} must have shape ({n}, {n}), "
@@ -456,23 +467,9 @@ def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
     with nogil:
         for i in range(n):
             for j in range(i):
-                v = 0.5 * (M[i, j] + M[j, i])
-                lo = Sigma[i, j] - lam
-                hi = Sigma[i, j] + lam
-                if v < lo:
-                    v = lo
-                if v > hi:
-                    v = hi
-                D[i, j] = v
+                D[i, j] = _clipped_mean(M[i, j], M[j, i], Sigma[i, j], lam)
                 # entry (j, i) against Sigma[j, i], as NumPy's clip does
-                v = 0.5 * (M[j, i] + M[i, j])
-                lo = Sigma[j, i] - lam
-                hi = Sigma[j, i] + lam
-                if v < lo:
-                    v = lo
-                if v > hi:
-                    v = hi
-                D[j, i] = v
+                D[j, i] = _clipped_mean(M[j, i], M[i, j], Sigma[j, i], lam)
             D[i, i] = Sigma[i, i] - lam
 
 

@@ -100,6 +100,20 @@ def test_swaps_match_dense_best_improvement(seed):
     assert mv.swaps == n
     assert mv.variance == pytest.approx(top_of(S, support), rel=1e-12)
 
+def count_best_additions(monkeypatch) -> dict[str, int]:
+    """Count the scans of swap searches (``_Pool._best_addition`` calls) in
+    ``calls["n"]`` (reset it by assignment)."""
+    calls = {"n": 0}
+    real = _ksparse._Pool._best_addition
+
+    def counting(self, *a, **kw):
+        calls["n"] += 1
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(_ksparse._Pool, "_best_addition", counting)
+    return calls
+
+
 
 def test_a_search_reaching_a_known_local_optimum_ends_there(monkeypatch):
     S = factor_covariance(5, 40)
@@ -111,14 +125,7 @@ def test_a_search_reaching_a_known_local_optimum_ends_there(monkeypatch):
     # one exchange away from the optimum: a weak feature in, a member out
     weak = int(np.argmin(np.where(np.isin(np.arange(40), opt.support), np.inf, np.diag(S))))
     start = np.sort(np.append(opt.support[1:], weak))
-    calls = {"n": 0}
-    real = _ksparse._Pool._best_addition
-
-    def counting(self, *a, **kw):
-        calls["n"] += 1
-        return real(self, *a, **kw)
-
-    monkeypatch.setattr(_ksparse._Pool, "_best_addition", counting)
+    calls = count_best_additions(monkeypatch)
     with_cache = cached.swaps(start)
     n_cached, calls["n"] = calls["n"], 0
     fresh = _ksparse._Pool(S).swaps(start)
@@ -165,14 +172,7 @@ def test_a_search_through_an_earlier_path_takes_its_end_without_scanning(monkeyp
     middle = [np.frombuffer(key, dtype=np.intp) for key, (_, _, rest) in cached.ends.items()
               if 0 < rest < opt.swaps]
     assert middle
-    calls = {"n": 0}
-    real = _ksparse._Pool._best_addition
-
-    def counting(self, *a, **kw):
-        calls["n"] += 1
-        return real(self, *a, **kw)
-
-    monkeypatch.setattr(_ksparse._Pool, "_best_addition", counting)
+    calls = count_best_additions(monkeypatch)
     for start in middle:
         calls["n"] = 0
         got = cached.swaps(start)
