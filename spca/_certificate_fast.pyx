@@ -231,19 +231,24 @@ def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
     return best
 
 
+cdef inline double _clip(double v, double lo, double hi) noexcept nogil:
+    """``v`` clipped to ``[lo, hi]`` as NumPy's clip does (the lower end
+    first, then the upper)."""
+    if v < lo:
+        v = lo
+    if v > hi:
+        v = hi
+    return v
+
+
 cdef double _row_dot(const double* r0, const double* lo, const double* hi, const double* x,
                      const Py_ssize_t* nz, Py_ssize_t s, double theta) noexcept nogil:
     """``clip(r0 - theta x, lo, hi) . x`` over the coordinates ``nz``."""
-    cdef double g = 0.0, v
+    cdef double g = 0.0
     cdef Py_ssize_t t, k
     for t in range(s):
         k = nz[t]
-        v = r0[k] - theta * x[k]
-        if v < lo[k]:
-            v = lo[k]
-        if v > hi[k]:
-            v = hi[k]
-        g += v * x[k]
+        g += _clip(r0[k] - theta * x[k], lo[k], hi[k]) * x[k]
     return g
 
 
@@ -336,7 +341,7 @@ def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, 
         For inconsistent shapes, or ``xs`` all zero.
     """
     cdef Py_ssize_t q = R0.shape[0], m = R0.shape[1], s = 0, i, k, j
-    cdef double theta, v
+    cdef double theta
     cdef Py_ssize_t* nz
     cdef double* bp
     if xs.shape[0] != m:
@@ -365,12 +370,7 @@ def project_rows(const double[:, ::1] R0, const double[::1] xs, const double[:, 
         for i in range(q):
             theta = _row_theta(&R0[i, 0], &lo[i, 0], &hi[i, 0], &xs[0], nz, s, bp)
             for k in range(m):
-                v = R0[i, k] - theta * xs[k]
-                if v < lo[i, k]:
-                    v = lo[i, k]
-                if v > hi[i, k]:
-                    v = hi[i, k]
-                out[i, k] = v
+                out[i, k] = _clip(R0[i, k] - theta * xs[k], lo[i, k], hi[i, k])
     free(nz)
     free(bp)
 
@@ -425,11 +425,7 @@ def project_cross(const double[:, ::1] Sigma, double[:, ::1] D, const Py_ssize_t
                 buf[2 * s + k] = Sigma[row, S[k]] + lam
             theta = _row_theta(buf, buf + s, buf + 2 * s, &xs[0], nz, s, buf + 3 * s)
             for k in range(s):
-                v = buf[k] - theta * xs[k]
-                if v < buf[s + k]:
-                    v = buf[s + k]
-                if v > buf[2 * s + k]:
-                    v = buf[2 * s + k]
+                v = _clip(buf[k] - theta * xs[k], buf[s + k], buf[2 * s + k])
                 D[row, S[k]] = v
                 D[S[k], row] = v
     free(nz)
@@ -439,13 +435,7 @@ def project_cross(const double[:, ::1] Sigma, double[:, ::1] D, const Py_ssize_t
 cdef inline double _clipped_mean(double a, double b, double s, double lam) noexcept nogil:
     """``0.5 (a + b)`` clipped to ``[s - lam, s + lam]`` (NumPy's clip: the
     lower end first, then the upper)."""
-    cdef double v = 0.5 * (a + b)
-    cdef double lo = s - lam, hi = s + lam
-    if v < lo:
-        v = lo
-    if v > hi:
-        v = hi
-    return v
+    return _clip(0.5 * (a + b), s - lam, s + lam)
 
 
 def barrier_fill(const double[:, ::1] Sigma, double lam, const double[:, ::1] M,
