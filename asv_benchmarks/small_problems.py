@@ -25,6 +25,24 @@ features to the interior-point method for this run (the package's
 ``lam = 0.2`` was certified in 35 s (24 iterations of 0.7-0.9 s each, loaded
 machine).
 
+``--reference`` adds, for the cases of ``REFERENCE`` (the optimum by Clarabel,
+stored), how far each side of the bracket is from it: ``lower-phi`` (the
+primal ``objective`` minus phi) and ``upper-phi``.  At ce1083e
+(default arguments), one BLAS thread, both sides were loose, not only the dual:
+
+=========  =====  ==========  =========  =========
+n          lam    lower-phi   upper-phi  seconds
+=========  =====  ==========  =========  =========
+80         0.2    -4.0e-5     +3.2e-5    7.0
+80         0.1    -8.2e-5     +5.6e-4    3.7
+100        0.2    -3.6e-5     +3.2e-5    12.7
+100        0.1    -7.2e-5     +1.2e-4    5.9
+=========  =====  ==========  =========  =========
+
+More sweeps move the primal side only (n = 80, lam = 0.2: ``max_sweeps``
+1,000 and 2,000 give ``lower-phi`` -1.7e-5 and -1.2e-5, ``upper-phi``
++3.2e-5 unchanged, the bound of the alternating-direction polish).
+
 Run with one BLAS thread, on a quiet machine::
 
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/small_problems.py [--only tridiagonal]
@@ -47,6 +65,16 @@ TRIDIAGONAL_SIZES = (40, 60, 80, 100)
 TRIDIAGONAL_LAMS = (0.05, 0.1, 0.2, 0.3, 0.45)
 RANDOM_SIZES = (60, 100)
 FRACTIONS = (0.1, 0.3, 0.6)
+# phi of the tridiagonal family by cvxpy 1.9.3 + Clarabel 0.11.1 (default
+# tolerances; 44-214 s each, one BLAS thread), keyed by (n, lam).  phi grows
+# with n (a principal block's Z embeds): n = 100 is above n = 80 by 1.3e-8
+# and 6.3e-8.
+REFERENCE = {
+    (80, 0.1): 1.4436692290378836,
+    (80, 0.2): 1.1367420054715403,
+    (100, 0.1): 1.443669292063759,
+    (100, 0.2): 1.1367420184518657,
+}
 
 
 def tridiagonal(n: int, off: float = 0.5) -> np.ndarray:
@@ -131,6 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clarabel", action="store_true", help="time cvxpy + Clarabel too")
     parser.add_argument("--clarabel-max", type=int, default=60,
                         help="largest n for --clarabel (default 60)")
+    parser.add_argument("--reference", action="store_true",
+                        help="add lower-phi and upper-phi for the cases of REFERENCE")
     parser.add_argument("--interior-fallback", type=int, default=None, metavar="N",
                         help="finish uncertified blocks of up to N features by the "
                         "interior-point method in this run (default: the package's "
@@ -159,6 +189,10 @@ def _run(args: argparse.Namespace) -> None:
         line = (f"{label:22s} lam={lam:<9g} {seconds:8.3f} s  gap={res.gap:.1e}  "
                 f"certified={res.converged!s:5s}  sweeps={res.n_sweeps:3d}  "
                 f"{res.primal} / {res.dual}")
+        phi = REFERENCE.get((S.shape[0], lam)) if label.startswith("tridiagonal") else None
+        if args.reference and phi is not None:
+            line += (f"  lower-phi={res.objective - phi:+.1e}"
+                     f"  upper-phi={res.upper_bound - phi:+.1e}")
         if args.clarabel and S.shape[0] <= args.clarabel_max:
             t_ref, _ = clarabel_seconds(S, lam)
             line += f"  clarabel={t_ref:.2f} s"
