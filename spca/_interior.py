@@ -89,7 +89,14 @@ INTERIOR_SWEEPS = 30
 # against Clarabel's 52 s.  The Cholesky factor dominates and no pair's
 # barrier weight z/s exceeds its HKM diagonal in the last iterations (n = 40,
 # 60 at lam = 0.05, 0.2, 0.45): both grow like 1 / mu, so a preconditioner
-# that factors only the "free" pairs has nothing to split off.
+# that factors only the "free" pairs has nothing to split off.  Cheaper routes
+# measured at n = 80, lam = 0.2 and not adopted (CHANGELOG, issue 28): both
+# sides of the polish's bracket are loose (4.0e-5 and 3.2e-5 from Clarabel's
+# phi), the dual from the KKT equations of Clarabel's own Z by bounded least
+# squares leaves lambda_max at 1.71 (phi 1.137), the dual restricted to a band
+# of 40 pairs around the diagonal is 2.7e-5 above phi, and conjugate gradients
+# preconditioned in Z's eigenbasis need more iterations than unknowns from the
+# fourth iteration (n = 20).
 INTERIOR_FALLBACK = 60
 # Fraction of the largest step to the boundary of the cones.
 STEP_BACK = 0.98
