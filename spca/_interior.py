@@ -28,9 +28,9 @@ with the HKM direction (``dZ = sym(sigma mu Lam^-1 - Z - Lam^-1 dLam Z)``),
 Eliminating ``dZ`` and ``dz+-`` leaves normal equations in ``(dt, du)``:
 ``m + 1`` unknowns whose matrix,
 ``Lam^-1_ik Z_jl + Lam^-1_il Z_jk + Lam^-1_jk Z_il + Lam^-1_jl Z_ik``
-between the pairs ``(i, j)`` and ``(k, l)``, is formed by broadcast products
-of row blocks (one per ``i``, see :func:`_hkm_matrix`) and factored by
-Cholesky: ``O(n^6)`` flops an iteration, which is why only blocks of up to
+between the pairs ``(i, j)`` and ``(k, l)``, is formed (its upper triangle)
+by broadcast products of row blocks (one per ``i``, see :func:`_hkm_matrix`)
+and factored by Cholesky: ``O(n^6)`` flops an iteration, which is why only blocks of up to
 ``INTERIOR_MAX`` features are handed to this method.
 Measured with one BLAS thread on the tridiagonal family at ``lam = 0.2``
 (without the corrector: 25, 34 and 43 iterations): 13 iterations at
@@ -164,9 +164,13 @@ def _max_orthant_step(x: np.ndarray, dx: np.ndarray) -> float:
 
 
 def _hkm_matrix(G: np.ndarray, Z: np.ndarray, iu: np.ndarray, ju: np.ndarray,
-                out: np.ndarray) -> np.ndarray:
+                out: np.ndarray, upper: bool = False) -> np.ndarray:
     """``M[p, q] = (G_ik Z_jl + Z_ik G_jl) + (G_il Z_jk + Z_il G_jk)`` for the
     pairs ``p = (i, j)``, ``q = (k, l)``, written into ``out`` (``m x m``).
+    With ``upper=True`` only the columns ``q`` from the first row of each
+    row block on are written (every ``q >= p``: the upper triangle that an
+    upper Cholesky factorisation reads, and about half the products); the
+    rest of ``out`` is left as it was.
 
     The rows of the pairs ``(i, j)`` with one ``i`` form a contiguous block
     (``iu`` is sorted) in which the factors of ``i`` are one row of the
@@ -183,12 +187,14 @@ def _hkm_matrix(G: np.ndarray, Z: np.ndarray, iu: np.ndarray, ju: np.ndarray,
     start = 0
     for i in range(n - 1):
         stop = start + n - 1 - i
-        blk, a, b = out[start:stop], t1[: stop - start], t2[: stop - start]
-        np.multiply(Zj[i + 1:], Gi[i], out=blk)  # G_ik Z_jl
-        np.multiply(Gj[i + 1:], Zi[i], out=a)  # Z_ik G_jl
+        c = start if upper else 0  # first column written
+        rows = stop - start
+        blk, a, b = out[start:stop, c:], t1[:rows, c:], t2[:rows, c:]
+        np.multiply(Zj[i + 1:, c:], Gi[i, c:], out=blk)  # G_ik Z_jl
+        np.multiply(Gj[i + 1:, c:], Zi[i, c:], out=a)  # Z_ik G_jl
         blk += a
-        np.multiply(Zi[i + 1:], Gj[i], out=a)  # G_il Z_jk
-        np.multiply(Gi[i + 1:], Zj[i], out=b)  # Z_il G_jk
+        np.multiply(Zi[i + 1:, c:], Gj[i, c:], out=a)  # G_il Z_jk
+        np.multiply(Gi[i + 1:, c:], Zj[i, c:], out=b)  # Z_il G_jk
         a += b
         blk += a
         start = stop
@@ -366,7 +372,8 @@ def interior_point(S: np.ndarray, lam: float, *, tol: float = 1e-6, max_iter: in
         K = np.empty((m + 1, m + 1))
         K[0, 0] = float(np.trace(GZ))
         K[0, 1:] = K[1:, 0] = -(GZ + GZ.T)[iu, ju]
-        M = _hkm_matrix(x.G, x.Z, iu, ju, out=K[1:, 1:])
+        # (the upper triangle only: cho_factor(lower=False) reads no other entry)
+        M = _hkm_matrix(x.G, x.Z, iu, ju, out=K[1:, 1:], upper=True)
         M[diag_m, diag_m] += x.zp / sp + x.zm / sm
         try:
             cf = sla.cho_factor(K, lower=False, overwrite_a=True, check_finite=False)

@@ -78,6 +78,16 @@ def test_hkm_matrix_matches_its_definition(n):
     np.testing.assert_allclose(M, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
     assert np.array_equal(M, M.T)
     assert np.array_equal(G, G0) and np.array_equal(Z, Z0)
+    # upper=True: the same upper triangle, bit for bit; below the diagonal
+    # blocks of the rows of one i, out is left as it was
+    up = np.full((m, m), np.nan)
+    assert _hkm_matrix(G, Z, iu, ju, out=up, upper=True) is up
+    upper = np.triu(np.ones((m, m), dtype=bool))
+    assert np.array_equal(up[upper], M[upper])
+    block = iu[:, None] == iu[None, :]  # rows and columns of one i
+    written = upper | block
+    assert np.array_equal(up[block], M[block])
+    assert np.all(np.isnan(up[~written]))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -122,6 +132,22 @@ def test_interior_point_work_limit_keeps_valid_bounds():
     full = interior_point(S, 0.2, tol=1e-9)
     assert full.converged
     assert res.lower <= full.upper and full.lower <= res.upper
+
+
+def test_interior_point_upper_triangle_formation_is_bit_identical(monkeypatch):
+    # the normal matrix formed on its upper triangle only gives the same
+    # iterates as the whole matrix (cho_factor(lower=False) reads no other entry)
+    from spca import _interior
+
+    S = tridiagonal(12)
+    a = interior_point(S, 0.2)
+    full = _interior._hkm_matrix
+    monkeypatch.setattr(_interior, "_hkm_matrix",
+                        lambda G, Z, iu, ju, out, upper=False: full(G, Z, iu, ju, out=out))
+    b = interior_point(S, 0.2)
+    assert a.n_iter == b.n_iter > 5
+    assert np.array_equal(a.Z, b.Z) and np.array_equal(a.D, b.D)
+    assert (a.lower, a.upper) == (b.lower, b.upper)
 
 
 def test_interior_point_deterministic():
