@@ -49,6 +49,7 @@ from ._certificate import (
     polish,
     rank_one_dual_matrix,
     relative_gap,
+    shift_bound,
 )
 from ._limits import (
     STATUS_INTERRUPTED,
@@ -672,10 +673,10 @@ class _Solver:
         for rounds in range(1, DUAL_PROBE_ITERS + 1):
             x, lower = polish(B, lam, y, memo=memo)
             D = rank_one_dual_matrix(B, lam, x)
-            estimate, y, _ = lambda_max_large(D, v0=x, target=None)
+            estimate, y, rigorous = lambda_max_large(D, v0=x, target=None)
             gap = relative_gap(lower, estimate)
             if gap <= DUAL_PROBE_GAP:
-                accepted = (x, lower, D, y)
+                accepted = (x, lower, D, y, estimate, rigorous)
                 break
             if (rounds == 1 and gap > DUAL_PROBE_FAR) or gap > DUAL_PROBE_SHRINK * gap_before:
                 break
@@ -683,8 +684,15 @@ class _Solver:
         work = rounds * DUAL_PROBE_WORK * unit
         if accepted is None:
             return work
-        x, lower, D, y = accepted
-        upper, _, _ = lambda_max_large(D, v0=y, target=math.inf)
+        x, lower, D, y, upper, rigorous = accepted
+        if not rigorous:
+            # Verified as lambda_max_large verifies a Ritz pair (theta, y): a
+            # Cholesky factorisation at theta plus the residual norm (the
+            # dense eigensolver's bound if it fails), without a second Lanczos
+            # run.  (A block below LANCZOS_MIN got the dense bound already.)
+            resid = float(np.linalg.norm(D @ y - upper * y))
+            verified = shift_bound(D, upper + resid + 1e-12 * (abs(upper) + 1.0))
+            upper = lambda_max_upper(D) if verified is None else verified
         upper += bracket_margin(B, lam, np.zeros((0, 0)), x)[0]
         l1 = float(np.abs(x).sum()) ** 2
         trial = LamTrial(lam=float(lam), cardinality=int(np.count_nonzero(x)), sweeps=0,
