@@ -2066,12 +2066,13 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
         if dual and DUAL_PROBES and not (limit is not None and limit.limited):
             # a cut without a solve first (see _Solver.dual_probe); its work,
             # accepted or not, is charged to the probes' budget
-            dual = solver.dual_probe(lam, left)
-            if dual is not None:
-                excess += dual
-                if solver.trials[-1].lam == lam and solver.trials[-1].sweeps == 0:
-                    continue
-                left -= dual
+            made = len(solver.trials)
+            spent = solver.dual_probe(lam, left)
+            if spent is not None:
+                excess += spent
+                if len(solver.trials) > made:
+                    continue  # (accepted: its cut is a trial)
+                left -= spent
         cap = min(BOUND_SWEEPS, probe_sweeps(size, left))
         if cap < 1:
             break

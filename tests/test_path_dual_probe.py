@@ -119,3 +119,23 @@ def test_search_with_dual_probes_matches_probe_solves(monkeypatch):
     monkeypatch.setattr(_path, "DUAL_PROBES", True)
     limited = spca.dspca_cardinality(S, k, time_limit=60.0)
     assert all(t.sweeps > 0 for t in limited.trials)
+
+
+def test_every_probe_is_first_tried_without_a_solve(monkeypatch):
+    """The 60-feature Gaussian covariance at k = 20 makes three probe
+    solves when no dual probe is accepted: each of them is preceded by a
+    dual probe at the same lam (not only the first)."""
+    from spca.datasets import make_gaussian_covariance
+
+    S = make_gaussian_covariance(60, random_state=0)
+    tried: list[float] = []
+
+    def refuse(self, lam, left):
+        tried.append(lam)
+        return 0.0  # (tried, not accepted, no work)
+
+    monkeypatch.setattr(_path._Solver, "dual_probe", refuse)
+    res = spca.dspca_cardinality(S, 20)
+    probes = [t.lam for t in res.trials if t.role == "bound"]
+    assert len(probes) >= 2
+    assert tried == probes
