@@ -119,3 +119,29 @@ def test_search_places_first_solve(monkeypatch, scale_from):
     # the flat model still plans its sweeps
     assert cap == min(_path.SEARCH_SWEEPS,
                       int((left / float(n) ** 3 - _path.SOLVE_BASE) / _path.SWEEP_COST))
+
+
+@pytest.mark.parametrize("k", [5, 60])
+def test_first_solve_is_loose_and_an_exact_one_is_confirmed(monkeypatch, k):
+    """The first solve of a default search (placed by the soft cuts) is made
+    to FIRST_TOL, not tol; one that has k nonzeros is re-solved at tol
+    before it is accepted (the result the search returns is then converged
+    to tol); every later search solve keeps tol."""
+    S = gaussian_correlation(40, 450, seed=2)
+    tols: list[tuple[float, str]] = []
+    real = _path._Solver.solve
+
+    def spy(self, lam, tol, *args, **kw):
+        tols.append((tol, kw.get("role", "search")))
+        return real(self, lam, tol, *args, **kw)
+
+    monkeypatch.setattr(_path._Solver, "solve", spy)
+    res = spca.dspca_cardinality(S, k, tol=1e-6)
+    assert tols, "the search made no solve"
+    assert tols[0] == (_path.FIRST_TOL, "search")
+    search = [t for t, role in tols if role == "search"]
+    assert all(t == 1e-6 for t in search[1:])
+    if res.relaxation_exact:
+        assert res.result.gap <= 1e-6 or not res.converged
+        assert res.trials[-1].tol == 1e-6 or res.trials[-1].role == "bound"
+    assert res.variance_upper_bound >= res.explained_variance
