@@ -745,3 +745,47 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
     up, dual = (upper, "soft-threshold bound") if upper <= upper_b else (upper_b, "barrier bound")
     return Certificate(lower=lower, upper=up, Z=Z, x=xr, primal=primal, dual=dual,
                        barrier_lower=lower_b, barrier_upper=upper_b)
+
+
+# k_sparse_row_bound: rows whose exact value is computed at once (partial
+# sorts of a few rows cost about as much as one: numpy's per-call overhead).
+ROW_CHUNK = 16
+
+
+def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
+    """``max_i B_ii + (sum of the k - 1 largest |B_ij|, j != i)`` -- the
+    Gershgorin bound on the largest eigenvalue of every ``k x k`` principal
+    block of the symmetric ``B`` (:func:`spca._ksparse.gershgorin_bound`,
+    the same value up to the rounding of its sums) -- with partial sorts of
+    the rows that can reach the maximum only.
+
+    Each row's sum is at most its row sum, ``k - 1`` times its largest
+    entry, and ``sqrt(k - 1)`` times its Euclidean norm (Cauchy-Schwarz);
+    rows are taken by decreasing value of the smallest of these (in
+    ``O(n^2)`` flops, no sort of a row), ``ROW_CHUNK`` at a time, until that
+    value (raised by a relative ``1e-12`` for its own rounding) falls below
+    the best exact row.  On correlation matrices of 500-1,000 genes that is
+    32-560 rows of the 500-1,000, a third of the partial sorts' time or less.
+    """
+    m = B.shape[0]
+    if m == 0:
+        return 0.0
+    d = np.diag(B)
+    if k <= 1 or m == 1:
+        return float(d.max())
+    A = np.abs(B)
+    np.fill_diagonal(A, 0.0)
+    r = min(k - 1, m - 1)
+    # (rowsum, r * rowmax, sqrt(r * sum of squares): each >= the row's top-r sum)
+    reach = np.minimum(A.sum(axis=1), r * A.max(axis=1))
+    np.minimum(reach, np.sqrt(r * np.einsum("ij,ij->i", A, A)), out=reach)
+    reach += d
+    order = np.argsort(-reach, kind="stable")
+    best = -np.inf
+    for start in range(0, m, ROW_CHUNK):
+        rows = order[start:start + ROW_CHUNK]
+        if reach[rows[0]] + 1e-12 * abs(reach[rows[0]]) < best:
+            break
+        top = -np.partition(-A[rows], r - 1, axis=1)[:, :r]
+        best = max(best, float((d[rows] + top.sum(axis=1)).max()))
+    return best

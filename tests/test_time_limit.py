@@ -1014,3 +1014,31 @@ def test_quick_bounds_bracket_the_converged_solve(seed, n, frac, beta):
     assert cert.upper >= ref.objective - tiny
     assert cert.lower == pytest.approx(dspca_objective(S, cert.Z, lam), abs=1e-12)
     assert np.trace(cert.Z) == pytest.approx(1.0)
+
+
+# -- the fixed costs of a call made past its limit --------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 70), k=st.integers(1, 72),
+       rank=st.integers(1, 8))
+def test_k_sparse_row_bound_is_the_gershgorin_bound(seed, n, k, rank):
+    # the pruned rows change nothing: the value of the partial sort of every
+    # row (up to the rounding of the sums), on covariances of low rank too
+    # (many rows tie)
+    from spca._certificate import k_sparse_row_bound
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((rank, n)) * rng.uniform(0.1, 3.0, n)
+    S = A.T @ A / rank
+    assert k_sparse_row_bound(S, k) == pytest.approx(_ksparse.gershgorin_bound(S, k),
+                                                     rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 7])
+def test_k_sparse_row_bound_bounds_every_k_support(k):
+    from spca._certificate import k_sparse_row_bound
+
+    for seed in range(3):
+        S = spiked(seed, 10)
+        assert k_sparse_row_bound(S, k) >= best_k_sparse(S, k) * (1 - 1e-12)
