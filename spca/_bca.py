@@ -1147,6 +1147,24 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, opts: _SolveOptions):
     sweeps = passes = exact = solved = 0
     t_cert = 0.0
     beta_k = 0.0
+    if opts.out_of_time:
+        # The caller's limit passed before any block was solved: every block
+        # keeps its cheap bound and the answer is the feature of largest
+        # value S_jj - lam (exact, a lower bound on phi), without copying a
+        # block (tissue's 500 genes at the 90% quantile lam: blocks of 471
+        # and 28 features, 0.34 s of copies in ten calls on a loaded machine).
+        j = int(np.argmax(np.diag(S)))
+        v = float(S[j, j] - lam_n)
+        Z = np.zeros((m, m))
+        Z[j, j] = 1.0
+        x = np.zeros(m)
+        x[j] = 1.0
+        X[...] = Xd
+        M[...] = Md
+        cert = Certificate(lower=v, upper=max(max(cheap), v), Z=Z, x=x,
+                           primal="rank-one polish", dual="soft-threshold bound",
+                           barrier_lower=v, barrier_upper=max(max(cheap), v))
+        return 0, cert, 0, 0, 0.0, 0.0, 0
     for i in order:
         b = blocks[i]
         ix = np.ix_(b, b)

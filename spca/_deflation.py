@@ -61,6 +61,7 @@ from ._validation import (
     check_lam,
     check_positive,
     check_tol,
+    symmetric_mean,
 )
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
 from .cardinality._prove import DEFAULT_TIME_LIMIT, check_proof_options, prove
@@ -236,9 +237,9 @@ class _DeflatedCovariance(_Covariance):
         if off.any():
             B[off, :] = 0.0
             B[:, off] = 0.0
-        B = 0.5 * (B + B.T)
+        B = symmetric_mean(B)  # (0.5 * (B + B.T), tile by tile)
         B[np.diag_indices(idx.size)] = self.diag[idx]
-        return np.ascontiguousarray(B)
+        return B
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.where(self.active, np.asarray(x, dtype=np.float64).ravel(), 0.0)

@@ -204,6 +204,24 @@ def _symmetrise(B: np.ndarray, tol: float) -> bool:
     return True
 
 
+def symmetric_mean(B: np.ndarray) -> np.ndarray:
+    """``0.5 * (B + B.T)`` of the square ``B`` as a new C-contiguous array,
+    the same arithmetic tile by tile (a tile and its mirror in cache, where
+    ``B + B.T`` reads one of them a column at a time)."""
+    n = B.shape[0]
+    out = np.empty((n, n))
+    T = SYM_TILE
+    for i0 in range(0, n, T):
+        rows = slice(i0, min(i0 + T, n))
+        for j0 in range(i0, n, T):
+            cols = slice(j0, min(j0 + T, n))
+            tile = B[rows, cols] + B[cols, rows].T
+            tile *= 0.5
+            out[rows, cols] = tile
+            out[cols, rows] = tile.T
+    return out
+
+
 def _block_error(S: Any, idx: np.ndarray, name: str) -> None:
     """Raise the error of a block that is not finite or not symmetric, naming
     the first offending entry."""

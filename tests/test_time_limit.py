@@ -964,8 +964,47 @@ def test_dspca_bca_past_the_limit_makes_no_block_eigensolve(monkeypatch):
     monkeypatch.setattr(_bca, "WS_MIN", 2)
     with pytest.warns(spca.ConvergenceWarning, match="time limit"):
         res = spca.dspca_bca(S, lam, time_limit=1.0)
-    assert res.n_blocks >= 3 and res.status == "time_limit" and res.n_sweeps == 1
+    # (past the limit before the first block: no block is solved, see below)
+    assert res.n_blocks >= 3 and res.status == "time_limit" and res.n_sweeps == 0
     assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+
+
+def test_dspca_bca_past_the_limit_before_any_block_copies_none(monkeypatch):
+    # the limit passes while the blocks' O(n^2) bounds are made: no block is
+    # copied or solved; the answer is the feature of largest value (its
+    # exact objective S_jj - lam) and the bound the largest of the blocks'
+    # bounds, which bracket phi (Clarabel)
+    pytest.importorskip("cvxpy")
+    from _reference import sdp_value
+
+    from spca import _bca
+
+    rng = np.random.default_rng(6)
+    S = np.zeros((14, 14))
+    for at, size in ((0, 6), (6, 5), (11, 3)):
+        A = rng.standard_normal((40, size))
+        A[:, 1:] += 2.0 * A[:, :1]
+        S[at:at + size, at:at + size] = A.T @ A / 40
+    S += 1e-3 * np.eye(14)
+    lam = 0.2
+    phi = sdp_value(S, lam)
+    S0 = S.copy()
+    monkeypatch.setattr(_limits, "clock", TickingClock(2.0))  # (past at the first check)
+    monkeypatch.setattr(_bca, "_solve_block", lambda *a, **k: pytest.fail("a block solved"))
+    with pytest.warns(spca.ConvergenceWarning, match="time limit"):
+        res = spca.dspca_bca(S, lam, time_limit=1.0)
+    np.testing.assert_array_equal(S, S0)
+    assert res.status == "time_limit" and res.n_sweeps == 0 and res.n_blocks >= 3
+    j = int(np.argmax(np.diag(S)))
+    assert res.objective == pytest.approx(S[j, j] - lam, rel=1e-12)
+    np.testing.assert_array_equal(res.support, [j])
+    assert res.objective <= phi + 1e-7 <= res.upper_bound + 2e-7
+    # the iterate stays a warm start: positive definite, and the solve from
+    # it without a limit reaches the same optimum
+    assert np.linalg.eigvalsh(res.X)[0] > 0
+    monkeypatch.undo()
+    again = spca.dspca_bca(S, lam, X0=res)
+    assert again.objective <= phi + 1e-7 <= again.upper_bound + 2e-7 and again.converged
 
 
 def test_pca_variances_under_a_limit_come_from_lanczos(monkeypatch):

@@ -150,3 +150,30 @@ def test_dense_block_one_pass_check_matches_the_reference(n, which, defect):
             assert got.tobytes() == want.tobytes()
             assert (got == got.T).all()
     np.testing.assert_array_equal(S, before)
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 129, 300])
+@pytest.mark.parametrize("scale", [1.0, 1e-300, 1e150])
+def test_symmetric_mean_is_half_the_sum_bit_for_bit(n, scale):
+    from spca._validation import symmetric_mean
+
+    rng = np.random.default_rng(n)
+    B = rng.standard_normal((n, n)) * scale
+    before = B.copy()
+    for M in (B, np.asfortranarray(B)):
+        got = symmetric_mean(M)
+        assert got.flags.c_contiguous
+        assert got.tobytes() == np.ascontiguousarray(0.5 * (M + M.T)).tobytes()
+    np.testing.assert_array_equal(B, before)
+
+
+def test_full_block_of_a_dense_covariance_is_a_plain_copy():
+    from spca._variance import _MatrixCovariance
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 40))
+    cov = _MatrixCovariance(A.T @ A)
+    for idx in (np.arange(40), np.arange(39), np.arange(1, 40), np.r_[0, 2:40]):
+        got = cov.block(idx)
+        assert got.tobytes() == np.ascontiguousarray(cov.S[np.ix_(idx, idx)]).tobytes()
+        assert got.flags.c_contiguous and not np.shares_memory(got, cov.S)
