@@ -128,8 +128,8 @@ def run(name: str, S: np.ndarray, k: int, X: Any = None, corpus: Any = None,
                     if ratio > worst:
                         worst = ratio
                         line = (f"{name:10s} {entry:26s} t={label:<8s} "
-                                f"elapsed={elapsed:8.4f} eig={t_eig:.4f} "
-                                f"ratio={ratio:6.2f} status={status}")
+                                f"elapsed={elapsed:.4f} eig={t_eig:.4f} "
+                                f"ratio={ratio:.2f} status={status}")
                 print(f"{line} {'OVER' if worst > 1 else 'ok'}"
                       + (f" (worst of {repeats})" if repeats > 1 else ""), flush=True)
 
