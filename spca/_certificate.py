@@ -748,8 +748,11 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
 
 
 # k_sparse_row_bound: rows whose exact value is computed at once (partial
-# sorts of a few rows cost about as much as one: numpy's per-call overhead).
+# sorts of a few rows cost about as much as one: numpy's per-call overhead),
+# and the column stride of the sample that places each remaining row's
+# threshold (see below).
 ROW_CHUNK = 16
+ROW_SAMPLE = 4
 
 
 def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
@@ -759,14 +762,19 @@ def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
     the same value up to the rounding of its sums) -- with partial sorts of
     the rows that can reach the maximum only.
 
-    Each row's sum is at most ``k - 1`` times its largest entry and
-    ``sqrt(k - 1)`` times its Euclidean norm (Cauchy-Schwarz); rows are
-    taken by decreasing value of the smaller of these (two passes over
-    ``B``, no temporary matrix, no sort of a row), ``ROW_CHUNK`` at a time,
-    until that value (raised by a relative ``1e-9`` for its own rounding)
-    falls below the best exact row.  On correlation matrices of 500-1,000
-    genes that is 32-560 rows of the 500-1,000, a third of the partial
-    sorts' time or less.
+    Each row's sum ``s_i`` of its ``r = k - 1`` largest off-diagonal
+    moduli is at most ``r`` times its largest and ``sqrt(r)`` times its
+    Euclidean norm (Cauchy-Schwarz): two passes over ``B``, no temporary.
+    The ``ROW_CHUNK`` rows of largest such bound are sorted partially; when
+    more than two chunks' rows could still exceed the best of them, those
+    rows get the tighter ``s_i <= r tau_i + sum_j max(|B_ij| - tau_i, 0)``
+    (for any ``tau_i >= 0``; equality at the ``r``-th largest modulus), with
+    ``tau_i`` the ``r / ROW_SAMPLE``-th largest modulus of every
+    ``ROW_SAMPLE``-th column.  Rows are then sorted by decreasing bound,
+    a chunk at a time, until the bound (raised by a relative ``1e-9`` for
+    its own rounding) falls below the best exact row.  Correlations of 500
+    and 1,000 genes, k = 10 to 100: 16-32 rows sorted, 0.04-0.07 eigvalsh
+    of CPU against 0.25 for every row's partial sort.
     """
     from ._variance import offdiag_rowmax
 
@@ -778,18 +786,39 @@ def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
         return float(d.max())
     r = min(k - 1, m - 1)
     B = np.ascontiguousarray(B, dtype=np.float64)
+
+    def exact(rows: np.ndarray) -> float:
+        A = np.abs(B[rows])
+        A[np.arange(rows.size), rows] = 0.0
+        top = -np.partition(-A, r - 1, axis=1)[:, :r]
+        return float((d[rows] + top.sum(axis=1)).max())
+
+    def above(reach: np.ndarray, best: float) -> np.ndarray:
+        return reach + 1e-9 * np.abs(reach) >= best
+
     # (sum of the off-diagonal squares: the row's squares less its diagonal's)
     squares = np.maximum(np.einsum("ij,ij->i", B, B) - d * d, 0.0)
     reach = np.minimum(r * offdiag_rowmax(B), np.sqrt(r * squares))
     reach += d
     order = np.argsort(-reach, kind="stable")
-    best = -np.inf
-    for start in range(0, m, ROW_CHUNK):
-        rows = order[start:start + ROW_CHUNK]
-        if reach[rows[0]] + 1e-9 * abs(reach[rows[0]]) < best:
-            break
+    best = exact(order[:ROW_CHUNK])
+    rows = order[ROW_CHUNK:]
+    rows = rows[above(reach[rows], best)]
+    if rows.size > 2 * ROW_CHUNK:
         A = np.abs(B[rows])
         A[np.arange(rows.size), rows] = 0.0
-        top = -np.partition(-A, r - 1, axis=1)[:, :r]
-        best = max(best, float((d[rows] + top.sum(axis=1)).max()))
+        sample = A[:, ::ROW_SAMPLE]
+        q = -(-r // ROW_SAMPLE)
+        tau = (-np.partition(-sample, q - 1, axis=1)[:, q - 1] if q <= sample.shape[1]
+               else np.zeros(rows.size))
+        A -= tau[:, None]
+        np.maximum(A, 0.0, out=A)
+        tight = d[rows] + r * tau + A.sum(axis=1)
+        reach[rows] = np.minimum(reach[rows], tight)
+        rows = rows[np.argsort(-reach[rows], kind="stable")]
+    for start in range(0, rows.size, ROW_CHUNK):
+        chunk = rows[start:start + ROW_CHUNK]
+        if not above(reach[chunk[:1]], best)[0]:
+            break
+        best = max(best, exact(chunk))
     return best

@@ -1120,3 +1120,19 @@ def test_k_sparse_row_bound_bounds_every_k_support(k):
     for seed in range(3):
         S = spiked(seed, 10)
         assert k_sparse_row_bound(S, k) >= best_k_sparse(S, k) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 11, 50, 299, 300, 400])
+@pytest.mark.parametrize("rank", [2, 40])
+def test_k_sparse_row_bound_past_its_first_rows(k, rank):
+    # 300 features: the rows that could pass the first chunk's best get the
+    # sampled-threshold bound (every row of a rank-2 correlation-like
+    # matrix is near the others) before their partial sorts
+    from spca._certificate import k_sparse_row_bound
+
+    rng = np.random.default_rng(rank)
+    A = rng.standard_normal((rank, 300)) + 0.3 * rng.standard_normal((rank, 1))
+    A /= np.linalg.norm(A, axis=0)
+    S = A.T @ A
+    assert k_sparse_row_bound(S, k) == pytest.approx(_ksparse.gershgorin_bound(S, k),
+                                                     rel=1e-12)
