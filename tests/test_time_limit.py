@@ -834,23 +834,27 @@ def test_limit_inside_a_greedy_start_of_the_proof(monkeypatch):
 
 
 def test_a_path_past_the_limit_sorts_the_rows_once(monkeypatch):
-    # past the limit, the later searches of a path take Gershgorin's bound
-    # from the rows sorted once (the same bound up to rounding), not from a
-    # partial sort per k
+    # past the limit, the first SORTED_FROM searches of a path take
+    # Gershgorin's bound from the rows that can reach it (k_sparse_row_bound),
+    # the later ones from the rows sorted once (the same bound up to
+    # rounding), none from a partial sort of every row per k
     S = spiked(22, 16)
     ks = [2, 3, 4, 5, 6]
-    partial = []
+    pruned = []
     real = _ksparse.gershgorin_bound
+    real_pruned = _path.k_sparse_row_bound
 
     def counting(B, k):
-        partial.append(k)
-        return real(B, k)
+        pruned.append(k)
+        return real_pruned(B, k)
 
-    monkeypatch.setattr(_ksparse, "gershgorin_bound", counting)
+    monkeypatch.setattr(_ksparse, "gershgorin_bound",
+                        lambda *a: pytest.fail("every row sorted partially"))
+    monkeypatch.setattr(_path, "k_sparse_row_bound", counting)
     monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
     with pytest.warns(spca.ConvergenceWarning, match="not every search finished"):
         path = spca.cardinality_path(S, ks, time_limit=1.0)
-    assert partial == [2]  # (the first search's own)
+    assert pruned == ks[:_path.SORTED_FROM]
     for r in path.results:
         check_anytime(r, S, r.k)
         assert r.variance_upper_bound <= real(S, r.k) * (1 + 1e-12)
