@@ -25,6 +25,7 @@ from ._admm import admm_dual
 from ._certificate import (
     LANCZOS_MIN,
     MAX_REFINE_SUPPORT,
+    QUICK_POWER_STEPS,
     Certificate,
     barrier_matrix,
     certify,
@@ -759,6 +760,11 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
 RESTRICT_FRACTION = 0.25
 
 
+# Power steps of the O(size^2) bound of _cheap_bounds once the caller's limit
+# has passed (each is a product with the block; the bound holds after any).
+CHEAP_LATE_STEPS = 2
+
+
 def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray],
                   deadline: _Deadline | None = None) -> list[float]:
     """Upper bound of each block's value: ``lambda_max(S_cc - clip(S_cc, -lam, lam))``
@@ -777,12 +783,14 @@ def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray],
         if b.size == 1:
             out.append(float(S[b[0], b[0]]) - lam)
             continue
-        Sb = S[np.ix_(b, b)]
+        Sb = S.take(b, axis=0).take(b, axis=1)  # (S[ix_(b, b)], about 3 times faster)
         off = np.abs(Sb)
         off -= lam
         np.maximum(off, 0.0, out=off)
         np.fill_diagonal(off, 0.0)
-        out.append(metzler_bound(np.diag(Sb) - lam, off))
+        # (past the limit: two power steps, not QUICK_POWER_STEPS)
+        steps = CHEAP_LATE_STEPS if deadline.expired() else QUICK_POWER_STEPS
+        out.append(metzler_bound(np.diag(Sb) - lam, off, steps))
     for i in np.argsort(out, kind="stable")[::-1]:
         if blocks[i].size == 1 or deadline.expired():
             continue
