@@ -1569,11 +1569,11 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
     free = _ksparse.diagonal_bound(d, k, floor)
     if whole and solver.n_searches > SORTED_FROM and limit is not None and limit.expired():
         free = min(free, _gershgorin_sorted(solver, B, k))
-    elif whole and limit is not None and limit.limited:
-        # (the same bound up to rounding, the rows that can reach it only)
-        free = min(free, k_sparse_row_bound(B, k))
     elif whole:
-        free = min(free, _ksparse.gershgorin_bound(B, k))
+        # (under a limit: the same bound up to rounding, from the rows that
+        # can reach it only)
+        free = min(free, k_sparse_row_bound(B, k) if limit is not None and limit.limited
+                   else _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)
             lmax, v = lambda_max_upper(B, vector=True)
@@ -1584,7 +1584,7 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
 # Past a time limit, the searches of one solver after this many use
 # _gershgorin_sorted (one sort of every row, then each k in O(n)); the first
 # ones use k_sparse_row_bound (a few rows' partial sorts: tissue's 500 genes,
-# k = 25 and 50, 0.04 eigvalsh each against 0.14 for the sort).
+# k = 10-100, 0.05-0.06 eigvalsh of CPU each against 0.14 for the sort).
 SORTED_FROM = 3
 
 

@@ -91,6 +91,15 @@ def test_a_generous_limit_changes_nothing(monkeypatch):
     assert res.status is None
     np.testing.assert_array_equal(res.support, full.support)
     assert res.explained_variance == full.explained_variance
+    # (the same cuts: Gershgorin's bound from the rows that can reach it, the
+    # same up to rounding, and the largest eigenvalue's)
+    assert res.variance_upper_bound == pytest.approx(full.variance_upper_bound, rel=1e-12)
+    calls = []
+    real = _path.lambda_max_upper
+    monkeypatch.setattr(_path, "lambda_max_upper",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    spca.dspca_cardinality(S, 5, time_limit=3600)
+    assert calls  # (the cut at lam = 0 under a limit that has not passed)
 
 
 def test_limit_already_past_gives_the_answer_without_a_solve(monkeypatch):
