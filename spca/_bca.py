@@ -1369,7 +1369,8 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
         # The caller's time limit ended the sweeps: bounds of the iterate
         # reached in O(m^2), kept with the best of the earlier checks.
         t1 = stopwatch()
-        cert = _combine(cert, quick_certificate(S, lam_n, X, M))
+        # (before any sweep M is still its start: no barrier bound, see there)
+        cert = _combine(cert, quick_certificate(S, lam_n, X, M, barrier=sweep > 0))
         t_cert += stopwatch() - t1
         history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
         if verbose:

@@ -686,7 +686,7 @@ def metzler_bound(diag: np.ndarray, off: np.ndarray, steps: int = QUICK_POWER_ST
 
 
 def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
-                      M: np.ndarray) -> Certificate:
+                      M: np.ndarray, barrier: bool = True) -> Certificate:
     """Valid bounds from the iterate ``(X, M)`` in ``O(n^2)`` flops (and a few
     eigensolves of at most ``QUICK_POLISH_MAX`` features): the certificate
     of a solve that the caller's time limit ends before :func:`certify`,
@@ -700,7 +700,10 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
     X`` and of rank-one ``Z = x x'``, with ``x`` the best single feature or
     the column of ``X`` of largest diagonal cut at the thresholds
     ``QUICK_THRESHOLDS`` (polished when small).  The certificate's
-    ``barrier_upper`` is the bound from ``M``.
+    ``barrier_upper`` is the bound from ``M``; ``barrier=False`` (no sweep
+    has moved ``M`` from its start, the soft-thresholded ``Sigma``) skips
+    that bound, ``O(n^2)`` passes that would repeat the first, and reports
+    the soft-thresholded one there.
     """
     n = Sigma.shape[0]
     d = np.diag(Sigma) - lam
@@ -709,11 +712,15 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
     np.maximum(off, 0.0, out=off)
     np.fill_diagonal(off, 0.0)
     upper = metzler_bound(d, off)
-    D = barrier_matrix(Sigma, lam, M)
-    np.abs(D, out=D)
-    np.fill_diagonal(D, 0.0)
-    upper_b = metzler_bound(d, D)
-    del D, off
+    if barrier:
+        D = barrier_matrix(Sigma, lam, M)
+        np.abs(D, out=D)
+        np.fill_diagonal(D, 0.0)
+        upper_b = metzler_bound(d, D)
+        del D
+    else:
+        upper_b = upper
+    del off
     trace = float(np.trace(X))
     Zb = X / trace
     lower_b = dspca_objective(Sigma, Zb, lam)

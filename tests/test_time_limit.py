@@ -1178,3 +1178,25 @@ def test_k_sparse_row_bound_past_its_first_rows(k, rank):
     S = A.T @ A
     assert k_sparse_row_bound(S, k) == pytest.approx(_ksparse.gershgorin_bound(S, k),
                                                      rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_quick_certificate_before_any_sweep_skips_the_barrier_bound(monkeypatch, seed):
+    # before the first sweep M is its start (the soft-thresholded Sigma): the
+    # quick bounds skip the barrier dual's O(n^2) passes and still bracket
+    # phi (Clarabel)
+    pytest.importorskip("cvxpy")
+    from spca import _bca, _certificate
+
+    S, lam, phi = _bca_problem(seed=seed)
+    scale = float(S.diagonal().max())
+    Sn, lam_n = S / scale, lam / scale
+    X, M = _bca._start(Sn, lam_n, 1.0 - lam_n, None, np.arange(S.shape[0]), scale)
+    with_barrier = _certificate.quick_certificate(Sn, lam_n, X, M)
+    monkeypatch.setattr(_certificate, "barrier_matrix",
+                        lambda *a: pytest.fail("barrier bound before a sweep"))
+    cert = _certificate.quick_certificate(Sn, lam_n, X, M, barrier=False)
+    assert cert.lower * scale <= phi + 1e-7 <= cert.upper * scale + 2e-7
+    # (at the start the barrier dual is the soft-thresholded matrix: the
+    # bound skipped was the same number)
+    assert cert.lower == with_barrier.lower and cert.upper == with_barrier.upper
