@@ -168,7 +168,8 @@ def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
     if sp.issparse(S):
         B = S.tocsr()[idx][:, idx].toarray()
         B = np.array(B, dtype=np.float64, order="C", copy=True)
-    elif (S.ndim == 2 and idx.size == S.shape[0] == S.shape[1]
+    elif (S.ndim == 2 and isinstance(idx, np.ndarray) and idx.dtype.kind in "iu"
+          and idx.size == S.shape[0] == S.shape[1]
           and (idx.size == 0 or (idx[0] == 0 and np.array_equal(idx, np.arange(idx.size))))):
         # (every feature in order: one copy, no fancy indexing)
         B = np.array(S, dtype=np.float64, order="C", copy=True)

@@ -185,7 +185,7 @@ class _MatrixCovariance(_Covariance):
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         if sp.issparse(self.S):
             return dense_block(self.S, idx, self.name)
-        if idx.size == self.n and _is_range(idx):
+        if getattr(idx, "size", -1) == self.n and idx.dtype.kind in "iu" and _is_range(idx):
             return self.S.copy()  # (the same copy as S[ix_(idx, idx)], no fancy indexing)
         return np.ascontiguousarray(self.S[np.ix_(idx, idx)])
 
