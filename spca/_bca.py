@@ -25,6 +25,7 @@ from ._admm import admm_dual
 from ._certificate import (
     LANCZOS_MIN,
     MAX_REFINE_SUPPORT,
+    QUICK_POWER_STEPS,
     Certificate,
     barrier_matrix,
     certify,
@@ -759,6 +760,11 @@ def _solve(S_in: Any, kept: np.ndarray, n: int, lam: float, X0: Any, opts: _Solv
 RESTRICT_FRACTION = 0.25
 
 
+# Power steps of the O(size^2) bound of _cheap_bounds once the caller's limit
+# has passed (each is a product with the block; the bound holds after any).
+CHEAP_LATE_STEPS = 2
+
+
 def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray],
                   deadline: _Deadline | None = None) -> list[float]:
     """Upper bound of each block's value: ``lambda_max(S_cc - clip(S_cc, -lam, lam))``
@@ -777,12 +783,14 @@ def _cheap_bounds(S: np.ndarray, lam: float, blocks: list[np.ndarray],
         if b.size == 1:
             out.append(float(S[b[0], b[0]]) - lam)
             continue
-        Sb = S[np.ix_(b, b)]
+        Sb = S.take(b, axis=0).take(b, axis=1)  # (S[ix_(b, b)], about 3 times faster)
         off = np.abs(Sb)
         off -= lam
         np.maximum(off, 0.0, out=off)
         np.fill_diagonal(off, 0.0)
-        out.append(metzler_bound(np.diag(Sb) - lam, off))
+        # (past the limit: two power steps, not QUICK_POWER_STEPS)
+        steps = CHEAP_LATE_STEPS if deadline.expired() else QUICK_POWER_STEPS
+        out.append(metzler_bound(np.diag(Sb) - lam, off, steps))
     for i in np.argsort(out, kind="stable")[::-1]:
         if blocks[i].size == 1 or deadline.expired():
             continue
@@ -1147,6 +1155,24 @@ def _solve_blocks(S, lam_n, X, M, blocks, cheap, history, opts: _SolveOptions):
     sweeps = passes = exact = solved = 0
     t_cert = 0.0
     beta_k = 0.0
+    if opts.out_of_time:
+        # The caller's limit passed before any block was solved: every block
+        # keeps its cheap bound and the answer is the feature of largest
+        # value S_jj - lam (exact, a lower bound on phi), without copying a
+        # block (tissue's 500 genes at the 90% quantile lam: blocks of 471
+        # and 28 features, 0.34 s of copies in ten calls on a loaded machine).
+        j = int(np.argmax(np.diag(S)))
+        v = float(S[j, j] - lam_n)
+        Z = np.zeros((m, m))
+        Z[j, j] = 1.0
+        x = np.zeros(m)
+        x[j] = 1.0
+        X[...] = Xd
+        M[...] = Md
+        cert = Certificate(lower=v, upper=max(max(cheap), v), Z=Z, x=x,
+                           primal="rank-one polish", dual="soft-threshold bound",
+                           barrier_lower=v, barrier_upper=max(max(cheap), v))
+        return 0, cert, 0, 0, 0.0, 0.0, 0
     for i in order:
         b = blocks[i]
         ix = np.ix_(b, b)
@@ -1343,7 +1369,8 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
         # The caller's time limit ended the sweeps: bounds of the iterate
         # reached in O(m^2), kept with the best of the earlier checks.
         t1 = stopwatch()
-        cert = _combine(cert, quick_certificate(S, lam_n, X, M))
+        # (before any sweep M is still its start: no barrier bound, see there)
+        cert = _combine(cert, quick_certificate(S, lam_n, X, M, barrier=sweep > 0))
         t_cert += stopwatch() - t1
         history.append((sweep, beta_k * scale**2, cert.lower * scale, cert.upper * scale))
         if verbose:

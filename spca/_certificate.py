@@ -686,7 +686,7 @@ def metzler_bound(diag: np.ndarray, off: np.ndarray, steps: int = QUICK_POWER_ST
 
 
 def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
-                      M: np.ndarray) -> Certificate:
+                      M: np.ndarray, barrier: bool = True) -> Certificate:
     """Valid bounds from the iterate ``(X, M)`` in ``O(n^2)`` flops (and a few
     eigensolves of at most ``QUICK_POLISH_MAX`` features): the certificate
     of a solve that the caller's time limit ends before :func:`certify`,
@@ -700,7 +700,10 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
     X`` and of rank-one ``Z = x x'``, with ``x`` the best single feature or
     the column of ``X`` of largest diagonal cut at the thresholds
     ``QUICK_THRESHOLDS`` (polished when small).  The certificate's
-    ``barrier_upper`` is the bound from ``M``.
+    ``barrier_upper`` is the bound from ``M``; ``barrier=False`` (no sweep
+    has moved ``M`` from its start, the soft-thresholded ``Sigma``) skips
+    that bound, ``O(n^2)`` passes that would repeat the first, and reports
+    the soft-thresholded one there.
     """
     n = Sigma.shape[0]
     d = np.diag(Sigma) - lam
@@ -709,11 +712,15 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
     np.maximum(off, 0.0, out=off)
     np.fill_diagonal(off, 0.0)
     upper = metzler_bound(d, off)
-    D = barrier_matrix(Sigma, lam, M)
-    np.abs(D, out=D)
-    np.fill_diagonal(D, 0.0)
-    upper_b = metzler_bound(d, D)
-    del D, off
+    if barrier:
+        D = barrier_matrix(Sigma, lam, M)
+        np.abs(D, out=D)
+        np.fill_diagonal(D, 0.0)
+        upper_b = metzler_bound(d, D)
+        del D
+    else:
+        upper_b = upper
+    del off
     trace = float(np.trace(X))
     Zb = X / trace
     lower_b = dspca_objective(Sigma, Zb, lam)
@@ -745,3 +752,80 @@ def quick_certificate(Sigma: np.ndarray, lam: float, X: np.ndarray,
     up, dual = (upper, "soft-threshold bound") if upper <= upper_b else (upper_b, "barrier bound")
     return Certificate(lower=lower, upper=up, Z=Z, x=xr, primal=primal, dual=dual,
                        barrier_lower=lower_b, barrier_upper=upper_b)
+
+
+# k_sparse_row_bound: rows whose exact value is computed at once (partial
+# sorts of a few rows cost about as much as one: numpy's per-call overhead),
+# and the column stride of the sample that places each remaining row's
+# threshold (see below).
+ROW_CHUNK = 16
+ROW_SAMPLE = 4
+
+
+def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
+    """``max_i B_ii + (sum of the k - 1 largest |B_ij|, j != i)`` -- the
+    Gershgorin bound on the largest eigenvalue of every ``k x k`` principal
+    block of the symmetric ``B`` (:func:`spca._ksparse.gershgorin_bound`,
+    the same value up to the rounding of its sums) -- with partial sorts of
+    the rows that can reach the maximum only.
+
+    Each row's sum ``s_i`` of its ``r = k - 1`` largest off-diagonal
+    moduli is at most ``r`` times its largest and ``sqrt(r)`` times its
+    Euclidean norm (Cauchy-Schwarz): two passes over ``B``, no temporary.
+    The ``ROW_CHUNK`` rows of largest such bound are sorted partially; when
+    more than two chunks' rows could still exceed the best of them, those
+    rows get the tighter ``s_i <= r tau_i + sum_j max(|B_ij| - tau_i, 0)``
+    (for any ``tau_i >= 0``; equality at the ``r``-th largest modulus), with
+    ``tau_i`` the ``r / ROW_SAMPLE``-th largest modulus of every
+    ``ROW_SAMPLE``-th column.  Rows are then sorted by decreasing bound,
+    a chunk at a time, until the bound (raised by a relative ``1e-9`` for
+    its own rounding) falls below the best exact row.  Correlations of 500
+    and 1,000 genes, k = 10 to 100: 16-32 rows sorted, 0.04-0.07 eigvalsh
+    of CPU against 0.25 for every row's partial sort.
+    """
+    from ._variance import offdiag_rowmax
+
+    m = B.shape[0]
+    if m == 0:
+        return 0.0
+    d = np.diag(B)
+    if k <= 1 or m == 1:
+        return float(d.max())
+    r = min(k - 1, m - 1)
+    B = np.ascontiguousarray(B, dtype=np.float64)
+
+    def exact(rows: np.ndarray) -> float:
+        A = np.abs(B[rows])
+        A[np.arange(rows.size), rows] = 0.0
+        top = -np.partition(-A, r - 1, axis=1)[:, :r]
+        return float((d[rows] + top.sum(axis=1)).max())
+
+    def above(reach: np.ndarray, best: float) -> np.ndarray:
+        return reach + 1e-9 * np.abs(reach) >= best
+
+    # (sum of the off-diagonal squares: the row's squares less its diagonal's)
+    squares = np.maximum(np.einsum("ij,ij->i", B, B) - d * d, 0.0)
+    reach = np.minimum(r * offdiag_rowmax(B), np.sqrt(r * squares))
+    reach += d
+    order = np.argsort(-reach, kind="stable")
+    best = exact(order[:ROW_CHUNK])
+    rows = order[ROW_CHUNK:]
+    rows = rows[above(reach[rows], best)]
+    if rows.size > 2 * ROW_CHUNK:
+        A = np.abs(B[rows])
+        A[np.arange(rows.size), rows] = 0.0
+        sample = A[:, ::ROW_SAMPLE]
+        q = -(-r // ROW_SAMPLE)
+        tau = (-np.partition(-sample, q - 1, axis=1)[:, q - 1] if q <= sample.shape[1]
+               else np.zeros(rows.size))
+        A -= tau[:, None]
+        np.maximum(A, 0.0, out=A)
+        tight = d[rows] + r * tau + A.sum(axis=1)
+        reach[rows] = np.minimum(reach[rows], tight)
+        rows = rows[np.argsort(-reach[rows], kind="stable")]
+    for start in range(0, rows.size, ROW_CHUNK):
+        chunk = rows[start:start + ROW_CHUNK]
+        if not above(reach[chunk[:1]], best)[0]:
+            break
+        best = max(best, exact(chunk))
+    return best

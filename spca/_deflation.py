@@ -61,6 +61,7 @@ from ._validation import (
     check_lam,
     check_positive,
     check_tol,
+    symmetric_mean,
 )
 from ._variance import ExplainedVariance, _Covariance, _explained, _MatrixCovariance
 from .cardinality._prove import DEFAULT_TIME_LIMIT, check_proof_options, prove
@@ -236,9 +237,9 @@ class _DeflatedCovariance(_Covariance):
         if off.any():
             B[off, :] = 0.0
             B[:, off] = 0.0
-        B = 0.5 * (B + B.T)
+        B = symmetric_mean(B)  # (0.5 * (B + B.T), tile by tile)
         B[np.diag_indices(idx.size)] = self.diag[idx]
-        return np.ascontiguousarray(B)
+        return B
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.where(self.active, np.asarray(x, dtype=np.float64).ravel(), 0.0)
@@ -854,7 +855,15 @@ def _top_eigenvalues_lanczos(cov: Any, q: int) -> NDArray[np.float64]:
     q = min(int(q), n)
     if q <= 0 or q >= n - 1:
         return cov.top_eigenvalues(q)
-    op = LinearOperator((n, n), matvec=cov.matvec, dtype=np.float64)
+    # (a dense matrix held by the operator is multiplied directly: no
+    # operator call per product; for SparsePCA.fit, the covariance the PSD
+    # check formed instead of two products with X per step: the NYT counts,
+    # 8,447 x 500, 0.19 s of CPU -> a few ms)
+    view = cov.dense_view() if hasattr(cov, "dense_view") else None
+    if view is None and hasattr(cov, "whole_block"):
+        view = cov.whole_block()
+    op = view if view is not None else LinearOperator((n, n), matvec=cov.matvec,
+                                                      dtype=np.float64)
     try:
         vals = eigsh(op, k=q, which="LA", return_eigenvectors=False,
                      v0=np.ones(n) / np.sqrt(n), tol=1e-10)

@@ -97,6 +97,12 @@ class _BlockCache(_DataCovariance):
         self._kept_idx = want
         return self.block(idx)
 
+    def whole_block(self) -> NDArray[np.float64] | None:
+        """The covariance of every feature if it has been formed (the PSD
+        check forms it up to ``PSD_ONCE_MAX`` features), else ``None``; not a
+        copy, not to be modified."""
+        return self._kept if self._kept_idx.size == self.n else None
+
     def _extend(self, want: NDArray[np.intp]) -> NDArray[np.float64]:
         """The block over ``want`` (sorted, a superset of the features kept),
         forming only the rows of the new features: ``X_new' X_want``, centred

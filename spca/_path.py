@@ -44,6 +44,7 @@ from ._certificate import (
     LANCZOS_MIN,
     bound_margin,
     bracket_margin,
+    k_sparse_row_bound,
     lambda_max_large,
     lambda_max_upper,
     polish,
@@ -1679,15 +1680,25 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
     B, whole = covers
     extra: list[_ksparse.Cut] = []
     free = _ksparse.diagonal_bound(d, k, floor)
-    if whole and solver.n_searches > 1 and limit is not None and limit.expired():
+    if whole and solver.n_searches > SORTED_FROM and limit is not None and limit.expired():
         free = min(free, _gershgorin_sorted(solver, B, k))
     elif whole:
-        free = min(free, _ksparse.gershgorin_bound(B, k))
+        # (under a limit: the same bound up to rounding, from the rows that
+        # can reach it only)
+        free = min(free, k_sparse_row_bound(B, k) if limit is not None and limit.limited
+                   else _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)
             lmax, v = lambda_max_upper(B, vector=True)
             extra.append(_ksparse.Cut(0.0, lmax, float(np.abs(v).sum() ** 2)))
     return free, extra
+
+
+# Past a time limit, the searches of one solver after this many use
+# _gershgorin_sorted (one sort of every row, then each k in O(n)); the first
+# ones use k_sparse_row_bound (a few rows' partial sorts: tissue's 500 genes,
+# k = 10-100, 0.05-0.06 eigvalsh of CPU each against 0.14 for the sort).
+SORTED_FROM = 3
 
 
 def _gershgorin_sorted(solver: _Solver, B: NDArray[np.float64], k: int) -> float:

@@ -153,12 +153,79 @@ def _psd_shift(scale: float, n: int) -> float:
     return PSD_RTOL * max(scale, np.finfo(float).tiny) * max(1, n)
 
 
+# Tile of the one-pass symmetry check and symmetrisation of dense_block:
+# 128 x 128 float64 tiles (128 KiB each) keep a tile and its mirror in cache,
+# where B - B.T over the whole matrix reads one of them a column at a time.
+SYM_TILE = 128
+
+
 def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
     """Return ``S[idx][:, idx]`` as a new symmetric C-contiguous float64 array.
 
     Checks finiteness and symmetry (to ``SYM_RTOL`` relative to the largest
     entry) and returns the symmetrised block ``(B + B') / 2``.
     """
+    if sp.issparse(S):
+        B = S.tocsr()[idx][:, idx].toarray()
+        B = np.array(B, dtype=np.float64, order="C", copy=True)
+    elif (S.ndim == 2 and isinstance(idx, np.ndarray) and idx.dtype.kind in "iu"
+          and idx.size == S.shape[0] == S.shape[1]
+          and (idx.size == 0 or (idx[0] == 0 and np.array_equal(idx, np.arange(idx.size))))):
+        # (every feature in order: one copy, no fancy indexing)
+        B = np.array(S, dtype=np.float64, order="C", copy=True)
+    else:
+        B = np.array(S[np.ix_(idx, idx)], dtype=np.float64, order="C", copy=True)
+    # finiteness and the scale in one pass (a NaN or an inf makes the maximum
+    # one), then the symmetry check and the symmetrisation tile by tile
+    scale = float(np.abs(B).max()) if B.size else 0.0
+    if not np.isfinite(scale) or not _symmetrise(B, SYM_RTOL * max(scale, np.finfo(float).tiny)):
+        _block_error(S, idx, name)
+    return B
+
+
+def _symmetrise(B: np.ndarray, tol: float) -> bool:
+    """Replace the square ``B`` by ``(B + B') / 2`` in place, tile by tile
+    (``B_ij / 2 + B_ji / 2``: the arithmetic of halving ``B`` and adding its
+    transpose), unless some ``|B_ij - B_ji|`` exceeds ``tol``: then return
+    False (``B`` is then partly symmetrised)."""
+    n = B.shape[0]
+    T = SYM_TILE
+    for i0 in range(0, n, T):
+        rows = slice(i0, min(i0 + T, n))
+        for j0 in range(i0, n, T):
+            cols = slice(j0, min(j0 + T, n))
+            U = B[rows, cols]
+            L = B[cols, rows].T
+            if U.size and float(np.abs(U - L).max()) > tol:
+                return False
+            half = 0.5 * U
+            half += 0.5 * L
+            B[rows, cols] = half
+            B[cols, rows] = half.T
+    return True
+
+
+def symmetric_mean(B: np.ndarray) -> np.ndarray:
+    """``0.5 * (B + B.T)`` of the square ``B`` as a new C-contiguous array,
+    the same arithmetic tile by tile (a tile and its mirror in cache, where
+    ``B + B.T`` reads one of them a column at a time)."""
+    n = B.shape[0]
+    out = np.empty((n, n))
+    T = SYM_TILE
+    for i0 in range(0, n, T):
+        rows = slice(i0, min(i0 + T, n))
+        for j0 in range(i0, n, T):
+            cols = slice(j0, min(j0 + T, n))
+            tile = B[rows, cols] + B[cols, rows].T
+            tile *= 0.5
+            out[rows, cols] = tile
+            out[cols, rows] = tile.T
+    return out
+
+
+def _block_error(S: Any, idx: np.ndarray, name: str) -> None:
+    """Raise the error of a block that is not finite or not symmetric, naming
+    the first offending entry."""
     if sp.issparse(S):
         B = S.tocsr()[idx][:, idx].toarray()
     else:
@@ -169,17 +236,12 @@ def dense_block(S: Any, idx: np.ndarray, name: str = "Sigma") -> np.ndarray:
         raise ValueError(
             f"{name} must be finite, got {float(B[i, j])!r} at ({idx[i]}, {idx[j]})"
         )
-    scale = float(np.abs(B).max()) if B.size else 0.0
     asym = np.abs(B - B.T)
-    if B.size and asym.max() > SYM_RTOL * max(scale, np.finfo(float).tiny):
-        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
-        raise ValueError(
-            f"{name} must be symmetric, but {name}[{idx[i]}, {idx[j]}] = {float(B[i, j])!r} "
-            f"and {name}[{idx[j]}, {idx[i]}] = {float(B[j, i])!r}"
-        )
-    B *= 0.5  # halves first: B + B' may overflow near the float limit
-    B += B.T
-    return B
+    i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+    raise ValueError(
+        f"{name} must be symmetric, but {name}[{idx[i]}, {idx[j]}] = {float(B[i, j])!r} "
+        f"and {name}[{idx[j]}, {idx[i]}] = {float(B[j, i])!r}"
+    )
 
 
 def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> None:
@@ -194,7 +256,10 @@ def check_psd(B: np.ndarray, idx: np.ndarray, name: str = "Sigma") -> None:
         return  # (an empty block, e.g. no feature above a lam: nothing to check)
     scale = max(float(np.abs(B).max()), np.finfo(float).tiny)
     shift = _psd_shift(scale, n)
-    _, info = sla.lapack.dpotrf(B + shift * np.eye(n), lower=True, clean=False)
+    # (B + shift I without forming I: a copy with its diagonal shifted)
+    C = np.array(B, dtype=np.float64, order="F", copy=True)
+    C.flat[:: n + 1] += shift
+    _, info = sla.lapack.dpotrf(C, lower=True, clean=False, overwrite_a=True)
     if info == 0:
         return
     evals = np.linalg.eigvalsh(B)

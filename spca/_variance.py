@@ -60,6 +60,12 @@ def offdiag_rowmax(A: NDArray[np.float64]) -> NDArray[np.float64]:
     return a.max(axis=1) if a.shape[0] else np.zeros(0)
 
 
+def _is_range(idx: NDArray[np.intp]) -> bool:
+    """Whether ``idx`` is ``0, 1, ..., idx.size - 1``."""
+    return bool(idx.size == 0 or (idx[0] == 0 and idx[-1] == idx.size - 1
+                                  and np.array_equal(idx, np.arange(idx.size))))
+
+
 class _Covariance:
     """Interface of the internal covariance operators (see the module docstring)."""
 
@@ -179,6 +185,8 @@ class _MatrixCovariance(_Covariance):
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         if sp.issparse(self.S):
             return dense_block(self.S, idx, self.name)
+        if getattr(idx, "size", -1) == self.n and idx.dtype.kind in "iu" and _is_range(idx):
+            return self.S.copy()  # (the same copy as S[ix_(idx, idx)], no fancy indexing)
         return np.ascontiguousarray(self.S[np.ix_(idx, idx)])
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:

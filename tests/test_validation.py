@@ -99,3 +99,81 @@ def test_diagonal_rounding_is_tolerated_like_eigenvalues():
     spca.dspca_bca(before, lam=0.1, X0=X0)
     with pytest.raises(ValueError, match=r"X0\[2, 2\] = -0.001"):
         spca.dspca_bca(before, lam=0.1, X0=np.diag([0.5, 0.5, -1e-3]))
+
+
+def _dense_block_reference(S, idx):
+    """The readable check: the block, its finiteness, its asymmetry against
+    its largest entry, then (B + B') / 2 as halves."""
+    B = np.array(S.toarray() if sp.issparse(S) else S, dtype=np.float64)[np.ix_(idx, idx)]
+    if not np.all(np.isfinite(B)):
+        i, j = np.argwhere(~np.isfinite(B))[0]
+        return f"finite, got {float(B[i, j])!r} at ({idx[i]}, {idx[j]})"
+    asym = np.abs(B - B.T)
+    if B.size and asym.max() > 1e-8 * max(np.abs(B).max(), np.finfo(float).tiny):
+        i, j = np.unravel_index(int(np.argmax(asym)), asym.shape)
+        return f"symmetric, but Sigma[{idx[i]}, {idx[j]}] = {float(B[i, j])!r}"
+    return 0.5 * B + 0.5 * B.T
+
+
+@pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 300])
+@pytest.mark.parametrize("which", ["all", "some", "shuffled"])
+@pytest.mark.parametrize("defect", [None, "nan", "inf", "asymmetric", "two asymmetric"])
+def test_dense_block_one_pass_check_matches_the_reference(n, which, defect):
+    # the tiled check (one pass over 128 x 128 tiles and their mirrors) gives
+    # the reference's block bit for bit, and the same error for the same entry
+    from spca._validation import dense_block
+
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, n))
+    S = A + A.T + 1e-13 * rng.standard_normal((n, n))  # (asymmetric within tolerance)
+    if defect == "nan":
+        S[n // 2, n - 1] = np.nan
+    elif defect == "inf":
+        S[n - 1, 0] = -np.inf
+    elif defect == "asymmetric":
+        S[0, n - 1] += 1e-3
+    elif defect == "two asymmetric":
+        S[n - 1, n // 3] += 1e-3
+        S[n // 2, 0] -= 2e-3
+    idx = {"all": np.arange(n), "some": np.arange(0, n, 2),
+           "shuffled": rng.permutation(n)}[which]
+    before = S.copy()
+    for M in (S, np.asfortranarray(S), sp.csr_array(S)):
+        want = _dense_block_reference(M, idx)
+        if isinstance(want, str):
+            with pytest.raises(ValueError) as exc:
+                dense_block(M, idx)
+            assert want in str(exc.value)
+        else:
+            got = dense_block(M, idx)
+            assert got.flags.c_contiguous and got.dtype == np.float64
+            assert got.tobytes() == want.tobytes()
+            assert (got == got.T).all()
+    np.testing.assert_array_equal(S, before)
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 129, 300])
+@pytest.mark.parametrize("scale", [1.0, 1e-300, 1e150])
+def test_symmetric_mean_is_half_the_sum_bit_for_bit(n, scale):
+    from spca._validation import symmetric_mean
+
+    rng = np.random.default_rng(n)
+    B = rng.standard_normal((n, n)) * scale
+    before = B.copy()
+    for M in (B, np.asfortranarray(B)):
+        got = symmetric_mean(M)
+        assert got.flags.c_contiguous
+        assert got.tobytes() == np.ascontiguousarray(0.5 * (M + M.T)).tobytes()
+    np.testing.assert_array_equal(B, before)
+
+
+def test_full_block_of_a_dense_covariance_is_a_plain_copy():
+    from spca._variance import _MatrixCovariance
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 40))
+    cov = _MatrixCovariance(A.T @ A)
+    for idx in (np.arange(40), np.arange(39), np.arange(1, 40), np.r_[0, 2:40]):
+        got = cov.block(idx)
+        assert got.tobytes() == np.ascontiguousarray(cov.S[np.ix_(idx, idx)]).tobytes()
+        assert got.flags.c_contiguous and not np.shares_memory(got, cov.S)
