@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import threading
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,17 +222,37 @@ MAX_ACTIVE = 128
 _controller: Any = None
 
 
-def _blas_threads(m: int) -> contextlib.AbstractContextManager:
+# Depth of the _blas_threads contexts open in this process: only the
+# outermost sets the limit (threadpoolctl's limit costs about 0.1 ms, and the
+# cardinality searches of spca.text.sparse_topics make some 40 solves).
+_blas_depth = 0
+_blas_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _blas_threads(m: int) -> Iterator[None]:
     """Context limiting BLAS to one thread while the solver runs (threadpoolctl).
 
     ``m`` (the problem size) is unused: the limit applies at every size (see
-    docs/user_guide/algorithm.rst, "Threads")."""
-    global _controller
-    if _controller is None:
-        from threadpoolctl import ThreadpoolController
+    docs/user_guide/algorithm.rst, "Threads").  Nested contexts (a caller
+    that holds the limit over many solves) reuse the outermost one."""
+    global _controller, _blas_depth
+    with _blas_lock:
+        if _controller is None:
+            from threadpoolctl import ThreadpoolController
 
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
+            _controller = ThreadpoolController()
+        outer = _blas_depth == 0
+        _blas_depth += 1
+    try:
+        if outer:
+            with _controller.limit(limits=1, user_api="blas"):
+                yield
+        else:
+            yield
+    finally:
+        with _blas_lock:
+            _blas_depth -= 1
 
 
 def _default_beta(phi: float, n: int, tol: float) -> float:

@@ -316,6 +316,11 @@ class _Solver:
         self._block = np.zeros((0, 0))
         self._rowmax = np.zeros(cov.n)
         self._solved: list[_Solved] = []
+        # Solves of an earlier search over a covariance with the same
+        # features (the previous component of a removal deflation, which
+        # leaves every entry of the other features unchanged): warm starts of
+        # the certificate probes only, never cuts (see _warm_start)
+        self.inherited: list[_Solved] = []
         # id(result) -> (result, W, diagonal over W, number of blocks) of the
         # results solved over their relevant features only
         self._restricted: dict[int, tuple[DSPCAResult, NDArray[np.intp], NDArray[np.float64],
@@ -433,13 +438,17 @@ class _Solver:
             return None, n_comp
         return W[R], n_comp
 
-    def _warm_start(self, lam: float, W: NDArray[np.intp],
-                    G: NDArray[np.intp]) -> tuple[Any, NDArray[np.float64]]:
+    def _warm_start(self, lam: float, W: NDArray[np.intp], G: NDArray[np.intp],
+                    inherited: bool = False) -> tuple[Any, NDArray[np.float64]]:
         """Warm start over ``G`` (a subset of ``W``) from the solve at the nearest
         ``lam``, and the diagonal over ``W`` that the features outside ``G``
-        keep (as in :func:`spca._bca._solve` for a restricted problem)."""
+        keep (as in :func:`spca._bca._solve` for a restricted problem).
+        ``inherited``: the solves of :attr:`inherited` are candidates too (an
+        own solve wins a tie); their iterate is restricted to ``G``, never
+        passed as a result (its dual columns belong to another covariance)."""
         scale = float(self.d[W].max())
-        if not self._solved:
+        pool = self._solved + self.inherited if inherited else self._solved
+        if not pool:
             return None, np.full(W.size, (scale - lam) / W.size)
 
         def distance(item: _Solved) -> float:
@@ -448,7 +457,8 @@ class _Solver:
                 return abs(math.log(lam / other))
             return math.inf if lam != other else 0.0
 
-        prev = min(self._solved, key=distance)
+        prev = min(pool, key=distance)
+        own = any(prev is item for item in self._solved)
         # The diagonal the previous iterate had over W (zero for new features).
         diag = np.zeros(W.size)
         _, i_prev, i_new = np.intersect1d(prev.W, W, assume_unique=True,
@@ -457,7 +467,7 @@ class _Solver:
         diag[diag == 0] = _bca.NEW_DIAG * (scale - lam) / W.size
         if prev.G.size == 0:
             return None, diag
-        if np.array_equal(prev.G, G):
+        if own and np.array_equal(prev.G, G):
             return prev.result, diag
         common, i_prev, i_new = np.intersect1d(prev.G, G, assume_unique=True,
                                                return_indices=True)
@@ -561,7 +571,7 @@ class _Solver:
             if budget < 1:
                 raise _Stop(STATUS_TIME_LIMIT)
             started = limit.elapsed()
-        X0, diag = self._warm_start(lam, W, G)
+        X0, diag = self._warm_start(lam, W, G, inherited=role == "bound")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             # A bracketing solve (capped in sweeps) only decides the side of k

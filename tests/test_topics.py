@@ -356,3 +356,99 @@ def test_cli_on_tied_variances_under_a_memory_cap(tmp_path):
     assert proc.stderr == (
         "spca: error: out of memory forming the covariance of 20000 candidate words (at "
         "least 3 GiB): lower max_candidates (--max-candidates on the command line)\n")
+
+
+# -- the speed work of issue 27 (text part): each change keeps or improves the answers --
+
+
+def _nyt_candidates(n=1024):
+    """The operator sparse_topics forms on the NYT sample: the covariance of the
+    n words of largest variance, with the largest variance left out."""
+    from spca._variance import _MatrixCovariance
+    from spca.datasets import load_nytimes_sample
+    from spca.text import candidate_covariance
+
+    nyt = load_nytimes_sample()
+    stats = word_statistics(nyt)
+    order = np.argsort(-stats.variance, kind="stable")
+    words = np.sort(order[:n])
+    C = candidate_covariance(nyt, words, stats=stats)
+
+    def operator():
+        cov = _MatrixCovariance.formed(C.copy())
+        cov.outside_variance = float(stats.variance[order[n]])
+        return cov
+
+    return operator
+
+
+def test_inherited_probe_starts_keep_the_words_and_never_raise_a_bound(monkeypatch):
+    # The certificate probes of a removal deflation start from the earlier
+    # components' solves (see _Solver.inherited).  Against the cold probes:
+    # the same words, every bound as low or lower (up to rounding), and the
+    # later components' probes do start from an inherited solve.
+    from spca import _path
+    from spca._deflation import sparse_components
+
+    operator = _nyt_candidates()
+    used = []
+    original = _path._Solver._warm_start
+
+    def spy(self, lam, W, G, inherited=False):
+        X0, diag = original(self, lam, W, G, inherited)
+        if inherited and self.inherited:
+            used.append(not isinstance(X0, spca.DSPCAResult))
+        return X0, diag
+
+    monkeypatch.setattr(_path._Solver, "_warm_start", spy)
+    warm = sparse_components(operator(), 5, cardinality=5, deflation="removal")
+    assert used and all(used)  # (never an inherited result: its dual belongs elsewhere)
+    monkeypatch.setattr(_path._Solver, "_warm_start",
+                        lambda self, lam, W, G, inherited=False: original(self, lam, W, G))
+    cold = sparse_components(operator(), 5, cardinality=5, deflation="removal")
+    for a, b in zip(warm.components, cold.components, strict=True):
+        assert a.support.tolist() == b.support.tolist()
+        assert a.variance == pytest.approx(b.variance, rel=1e-12)
+        assert a.variance_upper_bound <= b.variance_upper_bound * (1 + 1e-12)
+
+
+def test_inherited_solves_only_for_the_removal_deflation():
+    from spca import _path
+
+    seen = []
+    original = _path._search
+
+    def spy(*args, **kwargs):
+        seen.append(len(kwargs["solver"].inherited))
+        return original(*args, **kwargs)
+
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((200, 30))
+    F[:, :4] += 2 * rng.standard_normal((200, 1))
+    S = F.T @ F / 200
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("spca._deflation._search", spy)
+        spca.sparse_components(S, 3, cardinality=3, deflation="schur")
+        assert seen == [0, 0, 0]
+        seen.clear()
+        spca.sparse_components(S, 3, cardinality=3, deflation="removal")
+        assert seen[0] == 0 and seen[1] > 0 and seen[2] > seen[1]
+
+
+def test_nested_blas_limits_set_one_thread_once_and_restore():
+    from threadpoolctl import threadpool_info
+
+    from spca import _bca
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    with _bca._blas_threads(10):
+        assert set(blas_threads()) <= {1}
+        with _bca._blas_threads(10):
+            assert set(blas_threads()) <= {1}
+            assert _bca._blas_depth == 2
+        assert set(blas_threads()) <= {1}
+    assert _bca._blas_depth == 0
+    assert blas_threads() == before

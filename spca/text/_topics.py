@@ -310,6 +310,7 @@ def sparse_topics(
     ['company', 'percent', 'market', 'business', 'price']
     """
     # the solver layer, imported lazily
+    from .._bca import _blas_threads
     from .._deflation import sparse_components
     from .._variance import _MatrixCovariance
 
@@ -368,7 +369,9 @@ def sparse_topics(
         # eliminates those words, so the bound holds for the whole vocabulary).
         cov.outside_variance = float(var[order[N]]) if N < positive else 0.0
         # Warnings of a round that is followed by a larger one are dropped.
-        with warnings.catch_warnings(record=True) as caught:
+        # (one BLAS thread for all the searches at once, as each solve would
+        # set it: the blocks are small, and the limit costs per call)
+        with warnings.catch_warnings(record=True) as caught, _blas_threads(N):
             warnings.simplefilter("always")
             comps = sparse_components(cov, n_components,
                                       cardinality=cardinality,
