@@ -305,6 +305,17 @@ def _start_diagonal(X0: Any, kept: np.ndarray, scale: float, phi0: float) -> np.
     return d
 
 
+def _soft_threshold(S: np.ndarray, lam: float) -> np.ndarray:
+    """``sign(S) * max(|S| - lam, 0)`` with diagonal ``S_ii - lam``, C-ordered,
+    as ``S - clip(S, -lam, lam)``: the same values (``-(|s| - lam)`` is
+    ``s + lam`` exactly; a zero may lose its sign) in two sweeps without
+    temporaries (``np.sign`` is slow: at 800 features 0.3 ms against 4 ms)."""
+    M = np.clip(S, -lam, lam, order="C")
+    np.subtract(S, M, out=M)
+    np.fill_diagonal(M, np.diag(S) - lam)
+    return M
+
+
 def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
            scale: float, checked: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Initial barrier iterate and dual columns (normalised units).
@@ -313,15 +324,16 @@ def _start(S: np.ndarray, lam: float, phi0: float, X0: Any, kept: np.ndarray,
     principal block of a positive definite iterate), so it is not validated.
     """
     m = S.shape[0]
-    M = np.sign(S) * np.maximum(np.abs(S) - lam, 0.0)
-    np.fill_diagonal(M, np.diag(S) - lam)
     if X0 is None:
-        return np.eye(m) * (phi0 / m), np.ascontiguousarray(M)
+        return np.eye(m) * (phi0 / m), _soft_threshold(S, lam)
     if isinstance(X0, DSPCAResult):
         full = X0.X
         if X0._dual_columns is not None and np.array_equal(X0.kept, kept):
             M = X0._dual_columns.copy()
+        else:
+            M = _soft_threshold(S, lam)
     else:
+        M = _soft_threshold(S, lam)
         full = np.asarray(X0, dtype=np.float64)
     if not checked:
         n = full.shape[0] if full.ndim == 2 else -1

@@ -452,3 +452,20 @@ def test_nested_blas_limits_set_one_thread_once_and_restore():
         assert set(blas_threads()) <= {1}
     assert _bca._blas_depth == 0
     assert blas_threads() == before
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 120])
+@pytest.mark.parametrize("lam", [0.0, 0.25, 0.5, 3.0])
+def test_soft_threshold_is_the_sign_formula(m, lam):
+    # (the dual columns of every solve's start, see spca._bca._start)
+    from spca._bca import _soft_threshold
+
+    rng = np.random.default_rng(m)
+    A = np.round(rng.standard_normal((m, m)) * 4) / 8  # entries equal to +-lam too
+    S = np.asfortranarray(A + A.T)
+    ref = np.sign(S) * np.maximum(np.abs(S) - lam, 0.0)
+    np.fill_diagonal(ref, np.diag(S) - lam)
+    before = S.copy()
+    M = _soft_threshold(S, lam)
+    assert np.array_equal(M, ref) and M.flags.c_contiguous
+    assert np.array_equal(S, before)

@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from .._bca import ConvergenceWarning
 from .._limits import STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
+from ._source import open_source
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
 __all__ = ["Topic", "Topics", "sparse_topics"]
@@ -326,7 +327,14 @@ def sparse_topics(
     # (the limit counts from here: the corpus passes too)
     limit = TimeLimit(seconds)
     t0 = time.perf_counter()
-    stats = word_statistics(source, transform, normalize, progress=progress,
+    # (one source for both passes: an in-memory matrix is checked and cut
+    # into chunks once, see spca.text._readers._KEEP_RECORDS)
+    src = source
+    if backend == "local" and client is None:
+        src = open_source(source)
+        if hasattr(src, "keep_chunks"):
+            src.keep_chunks = True
+    stats = word_statistics(src, transform, normalize, progress=progress,
                             backend=backend, client=client)
     t1 = time.perf_counter()
     vocab = _vocabulary(source, vocabulary, stats.n_words)
@@ -355,7 +363,7 @@ def sparse_topics(
         words = np.sort(order[:N])
         ta = time.perf_counter()
         try:
-            C = candidate_covariance(source, words, transform, normalize, stats=stats,
+            C = candidate_covariance(src, words, transform, normalize, stats=stats,
                                      progress=progress, backend=backend, client=client)
         except MemoryError:
             raise MemoryError(
