@@ -469,3 +469,20 @@ def test_soft_threshold_is_the_sign_formula(m, lam):
     M = _soft_threshold(S, lam)
     assert np.array_equal(M, ref) and M.flags.c_contiguous
     assert np.array_equal(S, before)
+
+
+@pytest.mark.parametrize("m, c, n", [(5, 5, 7), (9, 4, 6), (1, 1, 1), (30, 12, 40), (8, 0, 3)])
+def test_warm_start_expansion_is_the_ix_assignment(m, c, n):
+    # (the warm start of a solve over new features, see _Solver._warm_start)
+    from spca._path import _expand
+
+    rng = np.random.default_rng(m + c)
+    X = rng.standard_normal((n, n))
+    i_prev = np.sort(rng.choice(n, c, replace=False))
+    i_new = np.sort(rng.choice(m, c, replace=False))
+    ref = np.zeros((m, m))
+    ref[np.ix_(i_new, i_new)] = X[np.ix_(i_prev, i_prev)]
+    before = X.copy()
+    out = _expand(X, i_prev, i_new, m)
+    assert out.shape == (m, m) and out.flags.c_contiguous
+    assert np.array_equal(out, ref) and np.array_equal(X, before)
