@@ -289,17 +289,15 @@ WARM_OVERLAP = 0.3
 def _expand(X: NDArray[np.float64], i_prev: NDArray[np.intp], i_new: NDArray[np.intp],
             m: int) -> NDArray[np.float64]:
     """The ``m x m`` matrix with ``X[i_prev][:, i_prev]`` at rows and columns
-    ``i_new`` (increasing) and zeros elsewhere, by row and column takes (at
-    800 features 0.6 ms against 3.5-5.8 ms for the ``np.ix_`` read and write)."""
-    c = i_new.size
-    if c == m:
+    ``i_new`` (increasing) and zeros elsewhere.  When ``i_new`` is every
+    row, by row and column takes (600-800 features: 0.3-0.6 ms against
+    2-5.8 ms CPU for the ``np.ix_`` read and write); else by ``np.ix_``
+    (takes into a zero-padded copy measured 3.5 times slower there)."""
+    if i_new.size == m:
         return X.take(i_prev, axis=0).take(i_prev, axis=1)
-    # (one zero row and column more: the rows and columns outside i_new)
-    padded = np.zeros((c + 1, c + 1))
-    padded[:c, :c] = X.take(i_prev, axis=0).take(i_prev, axis=1)
-    idx = np.full(m, c, dtype=np.intp)
-    idx[i_new] = np.arange(c)
-    return padded.take(idx, axis=0).take(idx, axis=1)
+    out = np.zeros((m, m))
+    out[np.ix_(i_new, i_new)] = X[np.ix_(i_prev, i_prev)]
+    return out
 
 
 class _Solver:
