@@ -1650,7 +1650,9 @@ def _build_result(*, cert: Certificate, S: np.ndarray, scale: float, X: np.ndarr
         dual=cert.dual,
         timings=timings,
         history=tuple(history),
-        _dual_columns=M.copy(),
+        # (both callers pass their own M and use it no more: no copy; a
+        # warm start copies it before updating, see _start)
+        _dual_columns=M,
         n_blocks=n_blocks,
         n_blocks_solved=n_blocks_solved,
         status=status,

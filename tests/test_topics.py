@@ -486,3 +486,20 @@ def test_warm_start_expansion_is_the_ix_assignment(m, c, n):
     out = _expand(X, i_prev, i_new, m)
     assert out.shape == (m, m) and out.flags.c_contiguous
     assert np.array_equal(out, ref) and np.array_equal(X, before)
+
+
+def test_a_warm_start_leaves_the_earlier_result_unchanged():
+    # (a result keeps its solve's own dual columns, not a copy: the next
+    # solve started from it must copy them before updating)
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((100, 25))
+    F[:, :5] += rng.standard_normal((100, 1))
+    S = F.T @ F / 100
+    first = spca.dspca_bca(S, 0.05)
+    assert first._dual_columns is not None  # (one block: the solve's own columns)
+    M, X, Z = first._dual_columns.copy(), first.X.copy(), first.Z.copy()
+    second = spca.dspca_bca(S, 0.05, X0=first)
+    third = spca.dspca_bca(S, 0.04, X0=first)
+    assert second.upper_bound >= second.objective and third.upper_bound >= third.objective
+    assert np.array_equal(first._dual_columns, M)
+    assert np.array_equal(first.X, X) and np.array_equal(first.Z, Z)
