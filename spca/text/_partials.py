@@ -208,13 +208,9 @@ def combine_pass2(*parts: Pass2Partial) -> Pass2Partial:
     return Pass2Partial(gram, sums)
 
 
-#: Side of the tiles of the k x k accumulator of pass 2 (a power of two).
-#: NYT sample, 1,024 candidates, one thread, CPU time of the pass (min of 5,
-#: loaded machine): tiles of 128 48.1 ms, 256 37.6-38.0 ms, 512 35.0-35.3 ms,
-#: 1,024 38.7 ms, 2,048 40.0 ms; two threads (wall, loaded) 256: 284 ms,
-#: 512: 264 ms.  (For integer counts the result does not depend on the tile;
-#: for other values its rounding may.)
-_TILE = 512
+#: Side of the tiles of the k x k accumulator of pass 2 (a power of two; a
+#: tile of float64 fits in a core's L2 cache).
+_TILE = 256
 
 
 def _leading_dimension(k: int) -> int:
