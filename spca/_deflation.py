@@ -498,7 +498,9 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     # components that are the relaxation's own answer (its support and
     # loadings): for them an unconverged solve is warned about
     unconverged: list[int] = []
-    # the solves of the earlier components' searches, latest first
+    # the solves of the previous component's search (only the last one's:
+    # they hold an iterate each; the probes of the NYT topics start as well
+    # from them as from all the earlier ones)
     inherited: list[Any] = []
     for t in range(n_components):
         d = work.diag
@@ -529,7 +531,7 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
                              verbose=verbose, budgeted=refit, limit=part, solver=solver,
                              reserve=(n_components - t - 1) * setup, descent=True)
             search, interrupted = _after(search, interrupted)
-            inherited = solver._solved + inherited
+            inherited = solver._solved
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
                 # branch and bound hook (spca.cardinality)
