@@ -499,6 +499,10 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     # components that are the relaxation's own answer (its support and
     # loadings): for them an unconverged solve is warned about
     unconverged: list[int] = []
+    # the solves of the previous component's search (only the last one's:
+    # they hold an iterate each; the probes of the NYT topics start as well
+    # from them as from all the earlier ones)
+    inherited: list[Any] = []
     for t in range(n_components):
         d = work.diag
         npos = int(np.count_nonzero(d > 0))
@@ -518,11 +522,17 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             # (the time left but a reserve for each later component, which
             # needs time for its answer too: see _share)
             part = _share(_next_limit(limit, interrupted), n_components - t)
+            solver = _Solver(work, max_sweeps=max_sweeps, options=options, verbose=verbose)
+            if deflation == "removal":
+                # (the earlier components' solves start this one's
+                # certificate probes: see _Solver.inherited)
+                solver.inherited = inherited
             search = _search(work, k, tol=tol, search_tol=search_tol, max_solves=max_solves,
                              lam_rtol=lam_rtol, max_sweeps=max_sweeps, options=options,
-                             verbose=verbose, budgeted=refit, limit=part,
+                             verbose=verbose, budgeted=refit, limit=part, solver=solver,
                              reserve=(n_components - t - 1) * setup, descent=True)
             search, interrupted = _after(search, interrupted)
+            inherited = solver._solved
             if (proof is not None and not interrupted
                     and search.status not in (STATUS_TIME_LIMIT, STATUS_INTERRUPTED)):
                 # branch and bound hook (spca.cardinality)

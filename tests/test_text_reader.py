@@ -434,3 +434,30 @@ def test_nyt_sample_reads_as_with_loadtxt(monkeypatch):
     assert fast.nnz == slow.nnz == 963_063
     for a in ("data", "indices", "indptr"):
         np.testing.assert_array_equal(getattr(fast, a), getattr(slow, a))
+
+
+def test_an_in_memory_source_asked_to_keeps_its_chunks_for_the_next_pass(monkeypatch):
+    from spca.text import _readers
+    from spca.text._source import open_source
+
+    X = sp.random(50, 20, density=0.3, format="csr", random_state=0) * 10
+    src = open_source(X)
+    assert not any(a is b for a, b in zip(src.chunks(16), src.chunks(16), strict=True))
+    src.keep_chunks = True  # (a caller's choice: sparse_topics makes it)
+    first = list(src.chunks(16))
+    again = list(src.chunks(16))
+    assert len(first) > 1 and all(a is b for a, b in zip(first, again, strict=True))
+    # another chunk size: made again, the same records
+    other = list(src.chunks(1000))
+    assert len(other) == 1
+    assert np.array_equal(np.concatenate([c.word for c in first]), other[0].word)
+    # a pass cut short keeps nothing; a large source keeps nothing
+    src = open_source(X)
+    src.keep_chunks = True
+    next(iter(src.chunks(16)))
+    assert src._kept is None
+    monkeypatch.setattr(_readers, "_KEEP_RECORDS", X.nnz - 1)
+    src = open_source(X)
+    src.keep_chunks = True
+    first = list(src.chunks(16))
+    assert not any(a is b for a, b in zip(first, src.chunks(16), strict=True))

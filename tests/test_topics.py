@@ -356,3 +356,150 @@ def test_cli_on_tied_variances_under_a_memory_cap(tmp_path):
     assert proc.stderr == (
         "spca: error: out of memory forming the covariance of 20000 candidate words (at "
         "least 3 GiB): lower max_candidates (--max-candidates on the command line)\n")
+
+
+# -- the speed work of issue 27 (text part): each change keeps or improves the answers --
+
+
+def _nyt_candidates(n=1024):
+    """The operator sparse_topics forms on the NYT sample: the covariance of the
+    n words of largest variance, with the largest variance left out."""
+    from spca._variance import _MatrixCovariance
+    from spca.datasets import load_nytimes_sample
+    from spca.text import candidate_covariance
+
+    nyt = load_nytimes_sample()
+    stats = word_statistics(nyt)
+    order = np.argsort(-stats.variance, kind="stable")
+    words = np.sort(order[:n])
+    C = candidate_covariance(nyt, words, stats=stats)
+
+    def operator():
+        cov = _MatrixCovariance.formed(C.copy())
+        cov.outside_variance = float(stats.variance[order[n]])
+        return cov
+
+    return operator
+
+
+def test_inherited_probe_starts_keep_the_words_and_never_raise_a_bound(monkeypatch):
+    # The certificate probes of a removal deflation start from the earlier
+    # components' solves (see _Solver.inherited).  Against the cold probes:
+    # the same words, every bound as low or lower (up to rounding), and the
+    # later components' probes do start from an inherited solve.
+    from spca import _path
+    from spca._deflation import sparse_components
+
+    operator = _nyt_candidates()
+    used = []
+    original = _path._Solver._warm_start
+
+    def spy(self, lam, W, G, inherited=False):
+        X0, diag = original(self, lam, W, G, inherited)
+        if inherited and self.inherited:
+            used.append(not isinstance(X0, spca.DSPCAResult))
+        return X0, diag
+
+    monkeypatch.setattr(_path._Solver, "_warm_start", spy)
+    warm = sparse_components(operator(), 5, cardinality=5, deflation="removal")
+    assert used and all(used)  # (never an inherited result: its dual belongs elsewhere)
+    monkeypatch.setattr(_path._Solver, "_warm_start",
+                        lambda self, lam, W, G, inherited=False: original(self, lam, W, G))
+    cold = sparse_components(operator(), 5, cardinality=5, deflation="removal")
+    for a, b in zip(warm.components, cold.components, strict=True):
+        assert a.support.tolist() == b.support.tolist()
+        assert a.variance == pytest.approx(b.variance, rel=1e-12)
+        assert a.variance_upper_bound <= b.variance_upper_bound * (1 + 1e-12)
+
+
+def test_inherited_solves_only_for_the_removal_deflation():
+    from spca import _path
+
+    seen = []
+    original = _path._search
+
+    def spy(*args, **kwargs):
+        seen.append(len(kwargs["solver"].inherited))
+        return original(*args, **kwargs)
+
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((200, 30))
+    F[:, :4] += 2 * rng.standard_normal((200, 1))
+    S = F.T @ F / 200
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("spca._deflation._search", spy)
+        spca.sparse_components(S, 3, cardinality=3, deflation="schur")
+        assert seen == [0, 0, 0]
+        seen.clear()
+        spca.sparse_components(S, 3, cardinality=3, deflation="removal")
+        assert seen[0] == 0 and seen[1] > 0 and seen[2] > 0
+
+
+def test_nested_blas_limits_set_one_thread_once_and_restore():
+    from threadpoolctl import threadpool_info
+
+    from spca import _bca
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    with _bca._blas_threads(10):
+        assert set(blas_threads()) <= {1}
+        with _bca._blas_threads(10):
+            assert set(blas_threads()) <= {1}
+            assert _bca._blas_depth == 2
+        assert set(blas_threads()) <= {1}
+    assert _bca._blas_depth == 0
+    assert blas_threads() == before
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 120])
+@pytest.mark.parametrize("lam", [0.0, 0.25, 0.5, 3.0])
+def test_soft_threshold_is_the_sign_formula(m, lam):
+    # (the dual columns of every solve's start, see spca._bca._start)
+    from spca._bca import _soft_threshold
+
+    rng = np.random.default_rng(m)
+    A = np.round(rng.standard_normal((m, m)) * 4) / 8  # entries equal to +-lam too
+    S = np.asfortranarray(A + A.T)
+    ref = np.sign(S) * np.maximum(np.abs(S) - lam, 0.0)
+    np.fill_diagonal(ref, np.diag(S) - lam)
+    before = S.copy()
+    M = _soft_threshold(S, lam)
+    assert np.array_equal(M, ref) and M.flags.c_contiguous
+    assert np.array_equal(S, before)
+
+
+@pytest.mark.parametrize("m, c, n", [(5, 5, 7), (9, 4, 6), (1, 1, 1), (30, 12, 40), (8, 0, 3)])
+def test_warm_start_expansion_is_the_ix_assignment(m, c, n):
+    # (the warm start of a solve over new features, see _Solver._warm_start)
+    from spca._path import _expand
+
+    rng = np.random.default_rng(m + c)
+    X = rng.standard_normal((n, n))
+    i_prev = np.sort(rng.choice(n, c, replace=False))
+    i_new = np.sort(rng.choice(m, c, replace=False))
+    ref = np.zeros((m, m))
+    ref[np.ix_(i_new, i_new)] = X[np.ix_(i_prev, i_prev)]
+    before = X.copy()
+    out = _expand(X, i_prev, i_new, m)
+    assert out.shape == (m, m) and out.flags.c_contiguous
+    assert np.array_equal(out, ref) and np.array_equal(X, before)
+
+
+def test_a_warm_start_leaves_the_earlier_result_unchanged():
+    # (a result keeps its solve's own dual columns, not a copy: the next
+    # solve started from it must copy them before updating)
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((100, 25))
+    F[:, :5] += rng.standard_normal((100, 1))
+    S = F.T @ F / 100
+    first = spca.dspca_bca(S, 0.05)
+    assert first._dual_columns is not None  # (one block: the solve's own columns)
+    M, X, Z = first._dual_columns.copy(), first.X.copy(), first.Z.copy()
+    second = spca.dspca_bca(S, 0.05, X0=first)
+    third = spca.dspca_bca(S, 0.04, X0=first)
+    assert second.upper_bound >= second.objective and third.upper_bound >= third.objective
+    assert np.array_equal(first._dual_columns, M)
+    assert np.array_equal(first.X, X) and np.array_equal(first.Z, Z)

@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from .._bca import ConvergenceWarning
 from .._limits import STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
+from ._source import open_source
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
 
 __all__ = ["Topic", "Topics", "sparse_topics"]
@@ -310,6 +311,7 @@ def sparse_topics(
     ['company', 'percent', 'market', 'business', 'price']
     """
     # the solver layer, imported lazily
+    from .._bca import _blas_threads
     from .._deflation import sparse_components
     from .._variance import _MatrixCovariance
 
@@ -325,7 +327,14 @@ def sparse_topics(
     # (the limit counts from here: the corpus passes too)
     limit = TimeLimit(seconds)
     t0 = time.perf_counter()
-    stats = word_statistics(source, transform, normalize, progress=progress,
+    # (one source for both passes: an in-memory matrix is checked and cut
+    # into chunks once, see spca.text._readers._KEEP_RECORDS)
+    src = source
+    if backend == "local" and client is None:
+        src = open_source(source)
+        if hasattr(src, "keep_chunks"):
+            src.keep_chunks = True
+    stats = word_statistics(src, transform, normalize, progress=progress,
                             backend=backend, client=client)
     t1 = time.perf_counter()
     vocab = _vocabulary(source, vocabulary, stats.n_words)
@@ -354,7 +363,7 @@ def sparse_topics(
         words = np.sort(order[:N])
         ta = time.perf_counter()
         try:
-            C = candidate_covariance(source, words, transform, normalize, stats=stats,
+            C = candidate_covariance(src, words, transform, normalize, stats=stats,
                                      progress=progress, backend=backend, client=client)
         except MemoryError:
             raise MemoryError(
@@ -368,7 +377,9 @@ def sparse_topics(
         # eliminates those words, so the bound holds for the whole vocabulary).
         cov.outside_variance = float(var[order[N]]) if N < positive else 0.0
         # Warnings of a round that is followed by a larger one are dropped.
-        with warnings.catch_warnings(record=True) as caught:
+        # (one BLAS thread for all the searches at once, as each solve would
+        # set it: the blocks are small, and the limit costs per call)
+        with warnings.catch_warnings(record=True) as caught, _blas_threads(N):
             warnings.simplefilter("always")
             comps = sparse_components(cov, n_components,
                                       cardinality=cardinality,
