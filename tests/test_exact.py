@@ -278,6 +278,46 @@ def test_spectrum_skipped_only_after_its_trial(monkeypatch):
     assert res.variance == pytest.approx(never.variance, rel=2 * GAP)
 
 
+def test_split_follows_the_row_norm_eigenvector(monkeypatch):
+    """Where a node's row-norm bound was evaluated, the split uses that
+    bound's eigenvector (of Sigma_NN + U), whether or not it was the node's
+    lowest bound; the claims stay optimal (brute force)."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "NODE_ITER", 0)
+    last = {}
+    orig_descent, orig_bound, orig_choose = (_bounds.node_descent,
+                                             _search._Search.bound_node, _search.choose_feature)
+
+    def descent(*args, **kwargs):
+        out = orig_descent(*args, **kwargs)
+        last["vec"] = out[2]
+        return out
+
+    def bound_node(self, node):
+        last.pop("vec", None)
+        return orig_bound(self, node)
+
+    checked = []
+
+    def choose(node, N, v):
+        if "vec" in last:
+            checked.append(v is last["vec"])
+        return orig_choose(node, N, v)
+
+    monkeypatch.setattr(_bounds, "node_descent", descent)
+    monkeypatch.setattr(_search._Search, "bound_node", bound_node)
+    monkeypatch.setattr(_search, "choose_feature", choose)
+    for seed in range(3):
+        Sigma = random_covariance(seed + 200, 14, raw=True)
+        for k in (4, 7):
+            res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                                   time_limit=spca._limits.TimeLimit(None))
+            assert res.status == "optimal"
+            check_claim(Sigma, k, res)
+    assert checked and all(checked)
+
+
 def test_time_limit_with_stub_clock(monkeypatch):
     """A clock that jumps a second per reading ends the search early: status
     "time_limit", k features, a valid bound."""
