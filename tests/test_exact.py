@@ -224,6 +224,100 @@ def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw, nod
         check_claim(Sigma, k, res)
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("raw", [False, True])
+def test_optimal_claims_without_the_nodes_own_spectrum(monkeypatch, seed, raw):
+    """With the nodes' own spectrum skipped as soon as the root's multiplier
+    is lowered (SPEC_TRIAL < 0: the row-norm bound alone bounds, rounds and
+    branches), every "optimal" claim still holds (brute force)."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "SPEC_TRIAL", -1)
+    p = 14
+    Sigma = random_covariance(seed + 100, p, raw)
+    for k in (3, 6, 9):
+        res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                               time_limit=spca._limits.TimeLimit(30.0))
+        assert res.status == "optimal"
+        check_claim(Sigma, k, res)
+
+
+def test_spectrum_skipped_only_after_its_trial(monkeypatch):
+    """The nodes' own spectrum stops only once the row-norm bound was lower
+    at its trial's nodes (work-based: the same search twice skips it at the
+    same node count), and a search with it never skipped finds the same
+    optimum."""
+    rng = np.random.default_rng(3)
+    F = rng.standard_normal((60, 40)) * rng.uniform(0.2, 5.0, size=40)
+    F[:, :12] += rng.standard_normal((60, 1)) * 2.0
+    Sigma = F.T @ F / 60
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "SPEC_TRIAL", 8)
+    seen = []
+    orig = _search._Search.bound_node
+
+    def spy(self, node):
+        out = orig(self, node)
+        seen.append((self.spec_on, self.spec_tries, self.spec_wins))
+        return out
+
+    monkeypatch.setattr(_search._Search, "bound_node", spy)
+    res = branch_and_bound(Sigma, 8, optimality_gap=GAP, time_limit=spca._limits.TimeLimit(None))
+    first = list(seen)
+    seen.clear()
+    again = branch_and_bound(Sigma, 8, optimality_gap=GAP, time_limit=spca._limits.TimeLimit(None))
+    assert seen == first and np.array_equal(res.support, again.support)
+    off = [s for s in first if not s[0]]
+    assert off  # (this search does skip it)
+    for _on, tries, wins in off:  # off only after the trial, with few wins
+        assert tries >= 8 and wins < _search.SPEC_KEEP * tries
+    monkeypatch.setattr(_search, "SPEC_TRIAL", 10**9)
+    never = branch_and_bound(Sigma, 8, optimality_gap=GAP, time_limit=spca._limits.TimeLimit(None))
+    assert res.status == never.status == "optimal"
+    assert res.variance == pytest.approx(never.variance, rel=2 * GAP)
+
+
+def test_split_follows_the_row_norm_eigenvector(monkeypatch):
+    """Where a node's row-norm bound was evaluated, the split uses that
+    bound's eigenvector (of Sigma_NN + U), whether or not it was the node's
+    lowest bound; the claims stay optimal (brute force)."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "NODE_ITER", 0)
+    last = {}
+    orig_descent, orig_bound, orig_choose = (_bounds.node_descent,
+                                             _search._Search.bound_node, _search.choose_feature)
+
+    def descent(*args, **kwargs):
+        out = orig_descent(*args, **kwargs)
+        last["vec"] = out[2]
+        return out
+
+    def bound_node(self, node):
+        last.pop("vec", None)
+        return orig_bound(self, node)
+
+    checked = []
+
+    def choose(node, N, v):
+        if "vec" in last:
+            checked.append(v is last["vec"])
+        return orig_choose(node, N, v)
+
+    monkeypatch.setattr(_bounds, "node_descent", descent)
+    monkeypatch.setattr(_search._Search, "bound_node", bound_node)
+    monkeypatch.setattr(_search, "choose_feature", choose)
+    for seed in range(3):
+        Sigma = random_covariance(seed + 200, 14, raw=True)
+        for k in (4, 7):
+            res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                                   time_limit=spca._limits.TimeLimit(None))
+            assert res.status == "optimal"
+            check_claim(Sigma, k, res)
+    assert checked and all(checked)
+
+
 def test_time_limit_with_stub_clock(monkeypatch):
     """A clock that jumps a second per reading ends the search early: status
     "time_limit", k features, a valid bound."""

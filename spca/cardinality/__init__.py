@@ -18,7 +18,8 @@ bound is at most the caller's ``optimality_gap``, or when the caller's
   are forced in), the forced block coupled to the free ones, a row-norm
   dual bound (from the DSPCA multiplier) that tightens as features are
   forced in or out, its multiplier lowered at the root and, warm-started
-  from the parent's, at the nodes;
+  from the parent's, at the nodes (the node's own spectrum is dropped once
+  the row-norm bound has shown itself lower);
 * :mod:`._branching`: nodes and the choice of the feature to split on;
 * :mod:`._starts`: the incumbent, greedy and truncated-power starts, swaps and
   the rounding of nodes.

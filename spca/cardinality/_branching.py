@@ -3,9 +3,10 @@
 A node is a partition of the candidate features into forced in (``I``),
 excluded and free (``F``).  Its two children force the chosen free feature in
 and out.  The feature chosen is the free one of largest magnitude in the
-leading eigenvector of the node's matrix ``Sigma_NN`` (or of its dual matrix
-``Sigma_NN - L`` of :class:`~spca.cardinality._bounds.PartialDual` when that
-bounds lower): the relaxation's direction, so the ``in`` child keeps the
+leading eigenvector of the node's matrix ``Sigma_NN``, or, once the row-norm
+bound of :mod:`~spca.cardinality._bounds` is evaluated at the node, of its
+dual matrix ``Sigma_NN + U`` (whether or not that bound is the node's
+lowest): the relaxation's direction, so the ``in`` child keeps the
 relaxation's mass and the ``out`` child loses the most of it.
 """
 
