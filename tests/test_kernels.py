@@ -17,6 +17,12 @@ def _random_pd(rng, n, cond=1e3):
     return np.ascontiguousarray(0.5 * (A + A.T))
 
 
+def _sample_covariance(rng, n):
+    # the covariance of 2 n Gaussian samples (well conditioned, no structure)
+    F = rng.standard_normal((2 * n, n))
+    return np.ascontiguousarray(F.T @ F / (2 * n))
+
+
 # --- cubic root ---------------------------------------------------------------
 
 finite = dict(allow_nan=False, allow_infinity=False, allow_subnormal=False)
@@ -305,8 +311,7 @@ def _polish_reference(Sigma, S, signs, lam, max_iter):
        max_iter=st.integers(1, 6))
 def test_polish_support_matches_the_numpy_loop(seed, n, lam, max_iter):
     rng = np.random.default_rng(seed)
-    F = rng.standard_normal((2 * n, n))
-    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    Sigma = _sample_covariance(rng, n)
     S = np.sort(rng.choice(n, size=rng.integers(2, n + 1), replace=False)).astype(np.intp)
     signs = rng.choice([-1.0, 1.0], size=S.size)
     x = np.empty(S.size)
@@ -420,8 +425,7 @@ def test_project_cross_matches_gathered_rows(seed, n, lam):
     from _reference import project_rows_breakpoints
 
     rng = np.random.default_rng(seed)
-    F = rng.standard_normal((2 * n, n))
-    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    Sigma = _sample_covariance(rng, n)
     S = np.sort(rng.choice(n, size=rng.integers(1, n), replace=False)).astype(np.intp)
     Sc = np.setdiff1d(np.arange(n), S).astype(np.intp)
     xs = rng.standard_normal(S.size)
@@ -460,8 +464,7 @@ def test_project_cross_rejects_bad_arguments():
 def test_barrier_fill_matches_numpy(seed, n, lam):
     # bit for bit the NumPy clip of the symmetric part, diagonal Sigma_jj - lam
     rng = np.random.default_rng(seed)
-    F = rng.standard_normal((2 * n, n))
-    Sigma = np.ascontiguousarray(F.T @ F / (2 * n))
+    Sigma = _sample_covariance(rng, n)
     M = Sigma + rng.uniform(-2 * lam - 0.1, 2 * lam + 0.1, (n, n))
     M_before = M.copy()
     ref = np.clip(0.5 * (M + M.T), Sigma - lam, Sigma + lam)

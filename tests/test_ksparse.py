@@ -185,14 +185,19 @@ def test_issue_reproducer_jump_gives_exactly_k(k):
 # -- the bound against brute force ---------------------------------------------------
 
 
+def _scaled_covariance(rng, samples, n):
+    # the covariance of ``samples`` Gaussian samples, features scaled 0.2-2
+    A = rng.standard_normal((samples, n)) * rng.uniform(0.2, 2.0, n)
+    return A.T @ A / samples
+
+
 @settings(max_examples=25)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), rank=st.integers(1, 12),
        k=st.integers(1, 9))
 def test_bound_is_valid_against_brute_force(seed, n, rank, k):
     k = min(k, n)
     rng = np.random.default_rng(seed)
-    A = rng.standard_normal((rank, n)) * rng.uniform(0.2, 2.0, n)
-    S = A.T @ A / rank
+    S = _scaled_covariance(rng, rank, n)
     best = brute_force(S)
     res = spca.dspca_cardinality(S, k)
     assert res.variance_upper_bound >= best[k] * (1 - 1e-9)
@@ -236,8 +241,7 @@ def test_descent_cut_is_a_valid_bound_below_the_soft_cut(seed, n, k, frac):
 
     k = min(k, n)
     rng = np.random.default_rng(seed)
-    A = rng.standard_normal((n + 2, n)) * rng.uniform(0.2, 2.0, n)
-    S = A.T @ A / (n + 2)
+    S = _scaled_covariance(rng, n + 2, n)
     best = brute_force(S)
     lam = frac * float(np.abs(S - np.diag(np.diag(S))).max())
     soft, _, _ = _soft_cut(S, lam, k)
