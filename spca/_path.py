@@ -648,9 +648,10 @@ class _Solver:
 
     def dual_probe(self, lam: float, left: float) -> float | None:
         """A cut at ``lam`` without a solve, recorded as a trial (``sweeps=0``,
-        role ``"bound"``); returns its work (see DUAL_PROBE_WORK), or ``None``
-        (and no trial) when it does not reach DUAL_PROBE_GAP or would not fit
-        in the work ``left``.
+        role ``"bound"``, when it reaches DUAL_PROBE_GAP).  Returns the work
+        spent (see DUAL_PROBE_WORK), accepted or not (a rejected attempt
+        records no trial), or ``None`` when nothing was tried: no loadings
+        yet, fewer than two features, or more work than ``left``.
 
         From the loadings ``y`` of the solve nearest in ``lam`` (over the
         features the solve at ``lam`` would work on, ``G``): a rank-one
