@@ -14,6 +14,13 @@ each; raw k = 20 is the hardest case found) and
 its 1,000 most frequent words standardised (correlation, k = 5, 10, 300 s
 each).
 
+``diagnose [k,...]`` (not in ``all``): where the gap of the NYT sample's 300
+words of largest variance (raw) sits after 60 s of CPU (the limit's clock is
+``time.process_time`` here): the probing's branch and bounds at ``k - 1``,
+``k - 2``, ... (nodes, CPU), the root bound, the bound each node stopped at
+(count, closed, CPU), and the open nodes' distance above the level that
+closes them and their depths (default k = 18, 20).
+
 ``survey`` (not in ``all``): real sets of at most 300 features, each raw
 (sample covariance) and standardised (correlation), at k = 5, 10, 15, 20,
 60 s each: scikit-learn's digits and breast cancer, the NYT sample's 300
@@ -179,9 +186,79 @@ def survey() -> None:
     print(f"hardest: {worst[1]}")
 
 
+def diagnose(ks) -> None:
+    """The measurements of ``diagnose`` (reads the search's private state)."""
+    import collections
+
+    import spca._limits
+    from spca.cardinality import _prove, _search
+
+    spca._limits.clock = time.process_time
+    searches, calls = [], []
+    init, bound_node, bb, run = (_search._Search.__init__, _search._Search.bound_node,
+                                 _prove.branch_and_bound, _search._Search.run)
+
+    def run_(self, root_free, lam0):
+        self.n_root = root_free.size
+        return run(self, root_free, lam0)
+
+    def init_(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.diag = collections.defaultdict(lambda: [0, 0, 0.0])
+        searches.append(self)
+
+    def bound_node_(self, node):
+        t = time.process_time()
+        b, v = bound_node(self, node)
+        st = self.diag[self.stage]
+        st[0] += 1
+        st[1] += int(v is None or b <= self.level())
+        st[2] += time.process_time() - t
+        return b, v
+
+    def bb_(*args, **kwargs):
+        t = time.process_time()
+        out = bb(*args, **kwargs)
+        calls.append((args[1], out.n_nodes, time.process_time() - t))
+        return out
+
+    _search._Search.__init__, _search._Search.bound_node = init_, bound_node_
+    _search._Search.run = run_
+    _prove.branch_and_bound = bb_
+    S, _ = nyt_covariance()
+    top = np.sort(np.argsort(-np.diag(S), kind="stable")[:300])
+    R = S[np.ix_(top, top)]
+    for k in ks:
+        searches.clear()
+        calls.clear()
+        t = time.process_time()
+        res = dspca_cardinality(R, k, optimality_gap=GAP, time_limit=60.0)
+        s = searches[-1]
+        print(f"k={k}: {res.status}, {res.n_nodes} nodes, CPU {time.process_time() - t:.1f} s, "
+              f"variance {res.explained_variance:.6f}, bound {res.variance_upper_bound:.6f}, "
+              f"gap {100 * (1 - res.certified_ratio):.2f}%")
+        print("  branch and bounds (k, nodes, CPU s): "
+              + ", ".join(f"({a}, {b}, {c:.1f})" for a, b, c in calls))
+        print(f"  root bound {s.root_bound:.6f}, {100 * (1 - s.inc.value / s.root_bound):.2f}% "
+              f"above the best; {getattr(s, 'n_root', '-')} of 300 features left by the probing")
+        for stage, (n, closed, sec) in s.diag.items():
+            print(f"  stopped at {stage:10s} {n:6d} nodes, {closed:6d} closed, "
+                  f"{1e3 * sec / max(n, 1):6.1f} ms each")
+        if s.heap:
+            b = np.array([n.bound for n in s.heap])
+            depth = np.array([n.depth for n in s.heap])
+            above = 100 * (b - s.level()) / b
+            q = (0, 0.25, 0.5, 0.75, 1)
+            print(f"  {b.size} open nodes, % above the level (quartiles): "
+                  f"{np.round(np.quantile(above, q), 2).tolist()}, depths "
+                  f"{np.quantile(depth, q).tolist()}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "large":
         large()
+    elif len(sys.argv) > 1 and sys.argv[1] == "diagnose":
+        diagnose([int(k) for k in sys.argv[2].split(",")] if len(sys.argv) > 2 else [18, 20])
     elif len(sys.argv) > 1 and sys.argv[1] == "survey":
         survey()
     else:
