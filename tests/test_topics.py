@@ -606,3 +606,43 @@ def test_vocabulary_kinds_name_the_same_words():
     assert [[w.replace("w", "word", 1) for w in t.words] for t in plain.topics] == lists[0]
     with pytest.raises(ValueError, match="vocabulary has 3 words but the corpus has 400"):
         sparse_topics(syn.counts, iter(vocab[:3]), n_components=1, cardinality=4)
+
+
+def test_no_probe_solve_where_the_rejected_dual_probe_says_it_cannot_help(monkeypatch):
+    # NYT sample: topic 3's second certificate probe failed without a solve,
+    # its primal within BOUND_RTOL of the bound; the 5-sweep probe solve that
+    # followed did not lower the bound.  Without it: the same words and
+    # bounds, fewer probe sweeps.
+    import math
+
+    import spca._path as path
+    from spca.datasets import load_nytimes_sample
+
+    corpus = load_nytimes_sample()
+
+    def run():
+        sweeps = []
+        solve = path._Solver.solve
+
+        def counted(self, lam, tol, max_sweeps=None, role="search", **kw):
+            out = solve(self, lam, tol, max_sweeps, role, **kw)
+            if role == "bound":
+                sweeps.append(self.trials[-1].sweeps)
+            return out
+
+        monkeypatch.setattr(path._Solver, "solve", counted)
+        res = sparse_topics(corpus, n_components=5, cardinality=5)
+        return [(t.words, t.variance_upper_bound) for t in res.topics], sum(sweeps)
+
+    with_rule, rule_sweeps = run()
+    probe = path._Solver.dual_probe
+
+    def forgetful(self, lam, left):
+        out = probe(self, lam, left)
+        self.probe_lower = (math.nan, -math.inf)  # (the rule never fires)
+        return out
+
+    monkeypatch.setattr(path._Solver, "dual_probe", forgetful)
+    without, plain_sweeps = run()
+    assert with_rule == without
+    assert rule_sweeps < plain_sweeps
