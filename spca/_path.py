@@ -360,9 +360,6 @@ class _Solver:
         # ... of which these place probes (a soft-thresholded cut's slope is
         # not phi's)
         self.guide_cuts: list[_ksparse.Cut] = []
-        # (lam, the largest primal value, a lower bound on phi(lam)) of the
-        # last dual probe's rounds (see _certify)
-        self.probe_lower: tuple[float, float] = (math.nan, -math.inf)
         # Soft-thresholded cuts estimated without their verification (see
         # LAZY_SOFT): cut -> (the block it was computed on, its eigenvector);
         # and the verified cut of each one verified so far
@@ -698,11 +695,8 @@ class _Solver:
         gap_before = math.inf
         rounds = 0
         accepted = None
-        self.probe_lower = (float(lam), -math.inf)
         for rounds in range(1, DUAL_PROBE_ITERS + 1):
             x, lower = polish(B, lam, y, memo=memo)
-            if lower > self.probe_lower[1]:
-                self.probe_lower = (float(lam), float(lower))
             D = rank_one_dual_matrix(B, lam, x)
             estimate, y, rigorous = lambda_max_large(D, v0=x, target=None)
             gap = relative_gap(lower, estimate)
@@ -2145,17 +2139,6 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
                 left -= spent
-                if hopeless and solver.probe_lower[0] == lam:
-                    # The rejected probe's primal bounds phi(lam) from below:
-                    # no cut at lam is lower than its value + lam k.  Where
-                    # that is within BOUND_RTOL of the bound so far, no probe
-                    # solve is made, and the probes end (the tangents would
-                    # place the next one at the same lam).  NYT topic 3: a
-                    # 5-sweep solve over 688 words whose cut was above the
-                    # bound (the primal 0.047% below it).
-                    so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
-                    if solver.probe_lower[1] + lam * k >= (1.0 - BOUND_RTOL) * so_far:
-                        break
         cap = min(BOUND_SWEEPS, probe_sweeps(size, left))
         if cap < 1:
             break
