@@ -196,8 +196,14 @@ class _DeflatedCovariance(_Covariance):
         self.outside_variance = float(getattr(base, "outside_variance", 0.0))
         # Removal from a dense base: one copy of the base's array, whose rows
         # and columns of removed features are zeroed in place at each
-        # deflation (made at the first one; see dense_view).
+        # deflation (made at the first one; see dense_view).  A base whose
+        # array the caller hands over (``owned``, see spca.text.sparse_topics)
+        # is zeroed in place instead, its rows kept here (removed features x
+        # n, a few per component) and written back by restore(): no copy of
+        # the whole array (8 MiB at 1,024 candidate words).
         self._removed_view: NDArray[np.float64] | None = None
+        self._in_place = bool(getattr(base, "owned", False))
+        self._saved: list[tuple[NDArray[np.intp], NDArray[np.float64]]] = []
         self._update_diag()
 
     def _update_diag(self) -> None:
@@ -215,6 +221,20 @@ class _DeflatedCovariance(_Covariance):
         if self._removed_view is not None:
             return self._removed_view
         return self.base.dense_view()
+
+    def restore(self) -> None:
+        """Write back the rows and columns of an ``owned`` base zeroed by the
+        removals (latest first: each saved row holds the original entries of
+        the features removed after it); the operator then reads the base
+        through its mask, as without a view."""
+        view = self._removed_view
+        if view is None or not self._saved:
+            return
+        for idx, rows in reversed(self._saved):
+            view[idx, :] = rows
+            view[:, idx] = rows.T
+        self._saved.clear()
+        self._removed_view = None
 
     @property
     def inactive_rows_zero(self) -> bool:
@@ -253,14 +273,21 @@ class _DeflatedCovariance(_Covariance):
         a = self.matvec(x)
         c = float(x @ a)
         if method == "removal":
+            new = np.flatnonzero(self.active & (x != 0))
             self.active &= x == 0
             view = self.base.dense_view() if self.L.shape[1] == 0 else None
             if view is not None:
                 if self._removed_view is None:
-                    self._removed_view = np.array(view, dtype=np.float64, order="C")
-                off = np.flatnonzero(~self.active)
-                self._removed_view[off, :] = 0.0
-                self._removed_view[:, off] = 0.0
+                    if (self._in_place and view.dtype == np.float64
+                            and view.flags.c_contiguous and view.flags.writeable):
+                        self._removed_view = view
+                    else:
+                        self._removed_view = np.array(view, dtype=np.float64, order="C")
+                if self._removed_view is view:
+                    self._saved.append((new, view[new].copy()))
+                # (the features removed before are zero already)
+                self._removed_view[new, :] = 0.0
+                self._removed_view[:, new] = 0.0
         elif method == "schur":
             r = self.L.shape[1]
             self.L = np.column_stack([self.L, a / np.sqrt(c)])
@@ -594,6 +621,10 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             gap=float(res.gap), converged=bool(res.converged), variance=c, result=res,
             search=search, variance_upper_bound=float(bound), origin=origin,
         ))
+    # (an owned base gets its removed rows back before the summary reads it;
+    # an exception above leaves them zeroed: only a caller that then drops
+    # the array sets owned)
+    work.restore()
     late = [c for c in comps if c.index in unconverged and not c.converged]
     if late:
         warnings.warn(

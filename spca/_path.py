@@ -1540,12 +1540,21 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         # of largest d_i + (k - 1) max_j |B_ij| (the search's row maxima).
         bound = np.where(pool.usable, pool.d + (k - 1) * f * solver._rowmax[P], -np.inf)
         top = np.argsort(-bound, kind="stable")[:CLUSTER_ROWS]
-        A = np.abs(B[top])
-        A[np.arange(top.size), top] = 0.0
-        rows = pool.d[top] + np.partition(A, pool.m - k + 1, axis=1)[:, pool.m - k + 1:].sum(
-            axis=1)
         n_starts = starts_budget.cluster if solver.outside == 0 else 1
-        for i in top[np.argsort(-rows, kind="stable")[:n_starts]]:
+        if n_starts == 1:
+            # (one start: the rows by decreasing bound until a bound falls
+            # below the best exact score, which no later row can then pass;
+            # the same row as scoring all of them, 2-6 rows scored instead of
+            # 64 on the NYT sample's 1,024 candidate words: 0.55 -> 0.05 ms of
+            # CPU per search)
+            picked = _best_cluster_row(B, pool.d, bound, top, k)
+        else:
+            A = np.abs(B[top])
+            A[np.arange(top.size), top] = 0.0
+            rows = pool.d[top] + np.partition(A, pool.m - k + 1, axis=1)[:, pool.m - k + 1:].sum(
+                axis=1)
+            picked = top[np.argsort(-rows, kind="stable")[:n_starts]]
+        for i in picked:
             if late():
                 break
             g = np.zeros(pool.m)
@@ -1596,6 +1605,29 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     covers = (int(np.count_nonzero(d[P] > 0)) == int(np.count_nonzero(d > 0))
               and solver.outside == 0)
     return _Pick(support.astype(np.intp), loadings, variance / f, origin, (B_raw, covers))
+
+
+def _best_cluster_row(B: NDArray[np.float64], d: NDArray[np.float64],
+                      bound: NDArray[np.float64], top: NDArray[np.intp],
+                      k: int) -> NDArray[np.intp]:
+    """The row ``i`` of ``top`` (rows by decreasing ``bound``, an upper bound
+    on the score) of largest score ``d_i`` plus its ``k - 1`` largest
+    off-diagonal magnitudes, the first on ties, as a 1-element array; each
+    row's score is computed as :func:`_ksparse_support` computes it for many
+    rows (a partition of the row), and the scan stops once a bound is below
+    the best score by more than rounding (a row of equal score comes later
+    and loses the tie)."""
+    m = B.shape[0]
+    best, picked = -np.inf, top[:1]
+    for i in top:
+        if bound[i] < best - 1e-12 * abs(best):
+            break
+        a = np.abs(B[i])
+        a[i] = 0.0
+        score = d[i] + np.partition(a, m - k + 1)[m - k + 1:].sum()
+        if score > best:
+            best, picked = score, np.array([i])
+    return picked
 
 
 def _complete_start(pool: _ksparse._Pool, S: NDArray[np.intp], k: int,

@@ -503,3 +503,107 @@ def test_a_warm_start_leaves_the_earlier_result_unchanged():
     assert second.upper_bound >= second.objective and third.upper_bound >= third.objective
     assert np.array_equal(first._dual_columns, M)
     assert np.array_equal(first.X, X) and np.array_equal(first.Z, Z)
+
+
+# -- the searches' fixed costs (issue 27's text item) ------------------------------
+
+
+def _random_covariance(seed, n=40, rank=6):
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((3 * n, rank)) @ rng.standard_normal((rank, n))
+    F += 0.3 * rng.standard_normal((3 * n, n))
+    return F.T @ F / (3 * n)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_removal_in_place_gives_the_copy_answers_and_restores_the_base(seed):
+    # An owned base (the candidate covariance of sparse_topics) is zeroed in
+    # place by the removals and written back: the same components and bounds
+    # as with a copy, and the array bit for bit as it was.
+    from spca._variance import _MatrixCovariance
+
+    S = _random_covariance(seed)
+    copy_cov = _MatrixCovariance.formed(S.copy())
+    owned = S.copy()
+    cov = _MatrixCovariance.formed(owned)
+    cov.owned = True
+    a = spca.sparse_components(copy_cov, 4, cardinality=3, deflation="removal")
+    b = spca.sparse_components(cov, 4, cardinality=3, deflation="removal")
+    assert np.array_equal(owned, S)
+    for ca, cb in zip(a.components, b.components, strict=True):
+        assert np.array_equal(ca.support, cb.support)
+        assert np.array_equal(ca.loadings, cb.loadings)
+        assert ca.variance_upper_bound == cb.variance_upper_bound
+    assert np.array_equal(a.explained.variance, b.explained.variance)
+
+
+def test_removal_in_place_restores_overlapping_rows_in_order():
+    # Rows removed later hold zeros at the columns removed before: the
+    # restore goes latest first, so every entry gets its original value.
+    from spca._deflation import _DeflatedCovariance
+    from spca._variance import _MatrixCovariance
+
+    S = _random_covariance(5, n=12)
+    owned = S.copy()
+    cov = _MatrixCovariance.formed(owned)
+    cov.owned = True
+    work = _DeflatedCovariance(cov)
+    for support in ([0, 3], [5, 1, 7], [11]):
+        x = np.zeros(12)
+        x[support] = 1.0 / np.sqrt(len(support))
+        work.deflate(x, "removal")
+        removed = ~work.active
+        assert not owned[removed].any() and not owned[:, removed].any()
+        # the operator is the masked base either way
+        B = work.block(np.arange(12))
+        kept = np.flatnonzero(work.active)
+        assert np.array_equal(B[np.ix_(kept, kept)], S[np.ix_(kept, kept)])
+    work.restore()
+    assert np.array_equal(owned, S)
+    assert work.dense_view() is owned and not work.inactive_rows_zero
+
+
+def test_caller_matrix_is_not_zeroed_by_removal():
+    # Without owned (any caller's matrix) the removal works on a copy.
+    S = _random_covariance(3)
+    before = S.copy()
+    spca.sparse_components(S, 3, cardinality=3, deflation="removal")
+    assert np.array_equal(S, before)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_cluster_row_is_the_row_of_largest_score(seed):
+    # The scan in bound order stops early but picks the row that scoring all
+    # of them picks (the first on ties: duplicated rows make ties).
+    from spca._path import _best_cluster_row
+
+    rng = np.random.default_rng(seed)
+    m, k = 30, int(rng.integers(2, 7))
+    B = _random_covariance(seed, n=m)
+    if seed % 2:
+        B[[4, 9]] = B[[9, 9]]  # (a duplicated row and column: equal scores)
+        B[:, [4, 9]] = B[:, [9, 9]]
+    d = np.diag(B).copy()
+    rowmax = np.abs(B - np.diag(d)).max(axis=1)
+    bound = d + (k - 1) * rowmax
+    top = np.argsort(-bound, kind="stable")[:20]
+    A = np.abs(B[top])
+    A[np.arange(top.size), top] = 0.0
+    rows = d[top] + np.partition(A, m - k + 1, axis=1)[:, m - k + 1:].sum(axis=1)
+    expected = top[np.argsort(-rows, kind="stable")[:1]]
+    assert np.array_equal(_best_cluster_row(B, d, bound, top, k), expected)
+
+
+def test_vocabulary_kinds_name_the_same_words():
+    syn = planted_corpus()
+    vocab = [f"word{i}" for i in range(syn.counts.shape[1])]
+    kinds = [vocab, tuple(vocab), np.array(vocab), iter(vocab)]
+    lists = [[t.words for t in sparse_topics(syn.counts, v, n_components=2, cardinality=4,
+                                             n_candidates=16).topics] for v in kinds]
+    assert all(words == lists[0] for words in lists)
+    assert all(w.startswith("word") for words in lists[0] for w in words)
+    plain = sparse_topics(syn.counts, n_components=2, cardinality=4, n_candidates=16)
+    assert [[w.replace("w", "word", 1) for w in t.words] for t in plain.topics] == lists[0]
+    with pytest.raises(ValueError, match="vocabulary has 3 words but the corpus has 400"):
+        sparse_topics(syn.counts, iter(vocab[:3]), n_components=1, cardinality=4)
+
