@@ -326,14 +326,23 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         shares them among the components): the fit returns by then with the
         best components and bounds so far, and ``status_`` says
         ``"time_limit"`` (or ``"interrupted"`` after Ctrl-C).  What every
-        answer needs is done however short the limit: checking the input,
-        forming the covariance blocks the search works on (from data ``X``
-        this can take longer than a short limit), the PCA variances the
-        fit reports (first, by Lanczos under a limit: about a tenth of an
-        ``eigvalsh`` at 500 features, the values equal to ARPACK's
-        tolerance, 1e-10 relative) and, per component, the answer
-        without a search (a forward greedy selection cut short by the
-        limit and completed to ``cardinality`` features).
+        answer needs is done however short the limit: checking the input
+        (from data ``X``: one pass for its column variances), the
+        covariance of the features the answers need and, per component,
+        the answer without a search (a forward greedy selection cut short
+        by the limit and completed to ``cardinality`` features).  From
+        data, with a ``cardinality``, :meth:`fit` forms the covariance of
+        the features of largest variance only: ``2 x`` the components'
+        nonzeros at least, then 64 more at a time while the next block is
+        predicted to end within half the limit; the features left out
+        are never selected, and every bound still holds for all features
+        (it counts their largest variance, and uses only the solves at a
+        ``lam`` above it, where safe elimination removes them).  The PCA
+        variances the fit reports (``pca_explained_variance_``,
+        ``pca_variance_ratio_``) are computed on their first access, after
+        the fit (by Lanczos for a matrix, about a tenth of an ``eigvalsh``
+        at 500 features, equal to ARPACK's tolerance, 1e-10 relative; from
+        data, of the whole covariance).
     verbose : bool, default=False
         Print the progress of the searches.
 
@@ -369,10 +378,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_ / total_variance_``.
     pca_explained_variance_ : ndarray of shape (n_components,)
-        The largest eigenvalues of the covariance (ordinary PCA).
+        The largest eigenvalues of the covariance (ordinary PCA); under a
+        ``time_limit`` computed on first access.
     pca_variance_ratio_ : ndarray of shape (n_components,)
         ``cumsum(explained_variance_) / cumsum(pca_explained_variance_)``,
-        at most 1.
+        at most 1; under a ``time_limit`` computed on first access.
     total_variance_ : float
         Trace of the covariance.
     mean_ : ndarray of shape (n_features,)
@@ -401,7 +411,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     entry is formed once for all the components' searches (for sparse ``X``
     the block of every feature asked for so far is kept, up to 4,096
     features, and grown by the rows of new ones; for dense ``X`` the whole
-    covariance, when the searches ask for it).
+    covariance, when the searches ask for it). Under a ``time_limit`` only
+    the covariance of the features of largest variance that the limit
+    leaves time for is formed (see ``time_limit``).
     :meth:`fit_covariance` takes a precomputed covariance instead.
 
     *Convergence.* With a ``cardinality`` and ``refit=True`` (the default),

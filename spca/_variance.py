@@ -437,9 +437,6 @@ def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
     q = V.shape[0]
     norms = np.linalg.norm(V, axis=1)
     V = V / np.where(norms > 0, norms, 1.0)[:, None]
-    SV = cov.matmat(V.T)  # (n, q)
-    G = V @ SV
-    G = 0.5 * (G + G.T)
     var = np.zeros(q)
     if method == "additional":
         # Gram-Schmidt in the Sigma-geometry: with V' = Q R (thin QR),
@@ -451,6 +448,9 @@ def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
                 continue
             var[t] = float(Q[:, t] @ cov.matvec(Q[:, t]))
     else:
+        SV = cov.matmat(V.T)  # (n, q)
+        G = V @ SV
+        G = 0.5 * (G + G.T)
         for t in range(q):
             g = G[:t, t]
             resid = G[t, t] - (g @ np.linalg.pinv(G[:t, :t], hermitian=True) @ g if t else 0.0)
