@@ -1371,3 +1371,36 @@ def test_fit_bounds_under_any_limit_cover_every_feature(seed, k, tick):
     assert x @ S @ x <= est.variance_upper_bounds_[0] * (1 + 1e-12)
     if est.n_components_ > 1:
         assert est.variance_upper_bounds_[1] >= best_k_sparse(schur(S, x), k) * (1 - 1e-10)
+
+
+def test_pca_variances_under_a_limit_wait_for_their_first_access(monkeypatch):
+    # under a limit the fit returns without the PCA eigensolve (of a matrix:
+    # by Lanczos on first access; of data: of the whole covariance), and the
+    # values are those without a limit
+    from spca import _deflation
+
+    X = leading_data(4, n=20, m=100)
+    S = np.cov(X, rowvar=False)
+    ref = np.linalg.eigvalsh(S)[::-1][:2]
+    calls = []
+    real = _deflation._top_eigenvalues_lanczos
+    monkeypatch.setattr(_deflation, "_top_eigenvalues_lanczos",
+                        lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
+    est = spca.SparsePCA(2, cardinality=3, time_limit=100.0).fit_covariance(S)
+    assert calls == []
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-9)
+    assert calls == [1]
+    assert est.pca_variance_ratio_ == pytest.approx(
+        np.cumsum(est.explained_variance_) / np.cumsum(ref), rel=1e-9)
+    comps = spca.sparse_components(S, 2, cardinality=3, time_limit=100.0)
+    assert calls == [1]
+    np.testing.assert_allclose(comps.explained.pca_variance, ref, rtol=1e-9)
+    # from data past the limit (the covariance of 12 of the 20 features
+    # formed): the whole covariance's eigenvalues, on first access
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
+    assert "pca_explained_variance_" not in vars(est)
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-8)
