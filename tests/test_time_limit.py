@@ -1404,3 +1404,22 @@ def test_pca_variances_under_a_limit_wait_for_their_first_access(monkeypatch):
         est = spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
     assert "pca_explained_variance_" not in vars(est)
     np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-8)
+
+
+@pytest.mark.parametrize("deflation", ["projection", "removal"])
+def test_fit_past_the_limit_other_deflations_keep_valid_bounds(monkeypatch, deflation):
+    # the features left out keep their variance under projection and removal
+    # deflation (the loadings are zero there): the second component's bound
+    # covers the deflated covariance of every feature (brute force)
+    X = leading_data(5, n=16)
+    S = np.cov(X, rowvar=False)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=3, deflation=deflation, time_limit=1.0).fit(X)
+    assert est.status_ == "time_limit"
+    assert np.all(np.count_nonzero(est.components_, axis=1) == 3)
+    x = est.components_[0]
+    S1 = spca.deflate(S, x, deflation)
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 3) * (1 - 1e-12)
+    assert est.variance_upper_bounds_[1] >= best_k_sparse(S1, 3) * (1 - 1e-10)
