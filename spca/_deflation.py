@@ -751,9 +751,9 @@ def sparse_components(
         ``k`` features by the features most coupled to it; no solve, no
         swaps) and the bound that needs no solve.  Under a limit, the PCA
         variances of :attr:`SparseComponents.explained` of a dense matrix
-        are computed on first access (by Lanczos), not by the call.  ``status`` (of each
-        component's ``search`` and of the result) says ``"time_limit"``, or
-        ``"interrupted"`` after Ctrl-C.
+        are computed on first access (by Lanczos), not by the call.
+        ``status`` (of each component's ``search`` and of the result) says
+        ``"time_limit"``, or ``"interrupted"`` after Ctrl-C.
     verbose : bool, default=False
         Print the progress of each search.
 

@@ -152,13 +152,12 @@ class _LeadingBlock(_Covariance):
     left out, only solves at ``lam >= outside_variance`` (where Theorem 1
     eliminates those features) are cuts, and Gershgorin's and the
     eigenvalue bounds of the formed block are not used (see
-    :func:`spca._path._ksparse_support`).  Deflation is sound too: a
-    component supported on the formed features deflates the covariance of
-    every feature by terms in the rows and columns of those features and of
-    the features they are coupled to; a feature left out keeps a deflated
-    variance at most its own (Schur and projection deflation do not raise
-    a variance: ``Sigma_jj - (Sigma x)_j^2 / c`` and the projected variance,
-    see :attr:`spca._deflation._DeflatedCovariance.outside_variance`).
+    :func:`spca._path._ksparse_support`).  Deflation keeps this sound: the
+    loadings are zero outside the formed features, so on them the deflated
+    covariance is the deflation of their block, and a feature left out keeps
+    a deflated variance at most its own (Schur: ``Sigma_jj - (Sigma x)_j^2 /
+    c``; projection and removal: unchanged), which ``outside_variance``
+    still bounds (see ``_DeflatedCovariance.outside_variance``).
     ``total_variance`` and the PCA eigenvalues are those of the whole data.
     """
 
@@ -236,9 +235,9 @@ class _LeadingBlock(_Covariance):
         idx = np.asarray(idx, dtype=np.intp)
         pos = self.where[idx]
         inside = np.flatnonzero(pos >= 0)
-        B = np.zeros((idx.size, idx.size))
         if inside.size == idx.size:
             return np.ascontiguousarray(self.C[np.ix_(pos, pos)])
+        B = np.zeros((idx.size, idx.size))
         B[np.ix_(inside, inside)] = self.C[np.ix_(pos[inside], pos[inside])]
         return B
 
