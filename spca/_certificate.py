@@ -762,7 +762,7 @@ ROW_CHUNK = 16
 ROW_SAMPLE = 4
 
 
-def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
+def k_sparse_row_bound(B: np.ndarray, k: int, rowmax: np.ndarray | None = None) -> float:
     """``max_i B_ii + (sum of the k - 1 largest |B_ij|, j != i)`` -- the
     Gershgorin bound on the largest eigenvalue of every ``k x k`` principal
     block of the symmetric ``B`` (:func:`spca._ksparse.gershgorin_bound`,
@@ -771,7 +771,9 @@ def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
 
     Each row's sum ``s_i`` of its ``r = k - 1`` largest off-diagonal
     moduli is at most ``r`` times its largest and ``sqrt(r)`` times its
-    Euclidean norm (Cauchy-Schwarz): two passes over ``B``, no temporary.
+    Euclidean norm (Cauchy-Schwarz): two passes over ``B``, no temporary
+    (one when the caller has the largest off-diagonal moduli ``rowmax``, or
+    upper bounds on them, at hand).
     The ``ROW_CHUNK`` rows of largest such bound are sorted partially; when
     more than two chunks' rows could still exceed the best of them, those
     rows get the tighter ``s_i <= r tau_i + sum_j max(|B_ij| - tau_i, 0)``
@@ -804,7 +806,8 @@ def k_sparse_row_bound(B: np.ndarray, k: int) -> float:
 
     # (sum of the off-diagonal squares: the row's squares less its diagonal's)
     squares = np.maximum(np.einsum("ij,ij->i", B, B) - d * d, 0.0)
-    reach = np.minimum(r * offdiag_rowmax(B), np.sqrt(r * squares))
+    reach = np.minimum(r * (offdiag_rowmax(B) if rowmax is None else rowmax),
+                       np.sqrt(r * squares))
     reach += d
     order = np.argsort(-reach, kind="stable")
     best = exact(order[:ROW_CHUNK])

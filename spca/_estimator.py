@@ -29,10 +29,11 @@ from ._deflation import (
     _components,
     _per_component,
     _proof_options,
+    _top_eigenvalues_lanczos,
 )
 from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
-from ._validation import _as_real_dense, check_int, check_lam, check_tol
+from ._validation import _as_real_dense, check_int, check_lam, check_psd, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
 
 __all__ = ["SparsePCA"]
@@ -43,6 +44,17 @@ DEFAULT_CARDINALITY = 10
 # Most features whose covariance block _BlockCache keeps (a 4,096 x 4,096
 # float64 block is 128 MiB); a larger union of requests is formed, not kept.
 CACHE_MAX_FEATURES = 4096
+
+# Under a time limit, ``fit`` forms the covariance of the features of largest
+# variance only, in blocks (see _LeadingBlock): at least LEAD_PER_NONZERO
+# features per nonzero loading of all the components (the answers without a
+# search need the features most coupled to their first ones; the rule of
+# spca.text.sparse_topics past a limit), then LEAD_BLOCK more at a time while
+# the next block is predicted to end within LEAD_SHARE of the limit (the
+# searches get the rest).
+LEAD_PER_NONZERO = 2
+LEAD_BLOCK = 64
+LEAD_SHARE = 0.5
 
 
 class _BlockCache(_DataCovariance):
@@ -127,6 +139,130 @@ class _BlockCache(_DataCovariance):
         return G
 
 
+class _LeadingBlock(_Covariance):
+    """The covariance of the features of largest variance, formed from data
+    block by block under a caller's time limit (``fit``).
+
+    Features are added in decreasing variance order, LEAD_BLOCK at a time,
+    checking the limit between blocks; the operator has all ``n`` features,
+    those not formed with variance 0 (never selected) and
+    ``outside_variance`` the largest of their true variances.  As in
+    :func:`spca.text.sparse_topics`, the searches' bounds then hold for every
+    feature: the diagonal bound counts ``outside_variance`` for the features
+    left out, only solves at ``lam >= outside_variance`` (where Theorem 1
+    eliminates those features) are cuts, and Gershgorin's and the
+    eigenvalue bounds of the formed block are not used (see
+    :func:`spca._path._ksparse_support`).  Deflation keeps this sound: the
+    loadings are zero outside the formed features, so on them the deflated
+    covariance is the deflation of their block, and a feature left out keeps
+    a deflated variance at most its own (Schur: ``Sigma_jj - (Sigma x)_j^2 /
+    c``; projection and removal: unchanged), which ``outside_variance``
+    still bounds (see ``_DeflatedCovariance.outside_variance``).
+    ``total_variance`` and the PCA eigenvalues are those of the whole data.
+    """
+
+    def __init__(self, data: _DataCovariance, need: int, limit: TimeLimit) -> None:
+        self.data = data
+        self.n = data.n
+        order = np.argsort(-data.diag, kind="stable")
+        positive = int(np.count_nonzero(data.diag > 0))
+        order = order[:positive]
+        self.formed_blocks = 0
+        F = order[:0].astype(np.intp)
+        C = np.zeros((0, 0))
+        Xc = None
+        rate = 0.0  # seconds per (new column x formed column) of the last block
+        while F.size < positive:
+            if F.size >= need:
+                take = min(LEAD_BLOCK, positive - F.size)
+                predicted = rate * take * (F.size + take)
+                if limit.elapsed() + predicted > LEAD_SHARE * limit.seconds:
+                    break
+            else:
+                take = min(need, positive) - F.size
+            new = order[F.size:F.size + take].astype(np.intp)
+            t0 = limit.elapsed()
+            C, Xc = self._extend(C, Xc, F, new)
+            F = np.concatenate([F, new])
+            self.formed_blocks += 1
+            rate = (limit.elapsed() - t0) / max(float(take) * float(F.size), 1.0)
+        self.features = F
+        self.C = C
+        self.where = np.full(self.n, -1, dtype=np.intp)
+        self.where[F] = np.arange(F.size, dtype=np.intp)
+        self.diag = np.zeros(self.n)
+        self.diag[F] = data.diag[F]
+        self.outside_variance = float(data.diag[order[F.size]]) if F.size < positive else 0.0
+        # (a Gram matrix: PSD up to rounding, which this checks)
+        check_psd(C, F)
+        self.psd_checked = True
+
+    def _extend(self, C: NDArray[np.float64], Xc: Any, F: NDArray[np.intp],
+                new: NDArray[np.intp]) -> tuple[NDArray[np.float64], Any]:
+        """``C`` grown by the rows and columns of ``new``: the products of
+        their centred columns with those of ``F`` and ``new``, centred and
+        scaled as :meth:`_DataCovariance.block` does; ``Xc`` the columns
+        formed so far (centred for dense data)."""
+        data = self.data
+        if data.sparse:
+            Xn = data.X[:, new]
+            Xc = Xn if Xc is None else sp.hstack([Xc, Xn], format="csc")
+            R = np.asarray((Xn.T @ Xc).toarray(), dtype=np.float64)
+            R -= data.n_samples * np.outer(data.mean[new], data.mean[np.concatenate([F, new])])
+        else:
+            Xn = data.X[:, new] - data.mean[new]
+            Xc = Xn if Xc is None else np.hstack([Xc, Xn])
+            R = Xn.T @ Xc
+        R /= data.denom
+        both = np.concatenate([F, new])
+        R /= np.outer(data.scale[new], data.scale[both])
+        m, p = F.size, new.size
+        G = np.empty((m + p, m + p))
+        G[:m, :m] = C
+        G[m:, :] = R
+        G[:m, m:] = R[:, :m].T
+        corner = G[m:, m:]
+        G[m:, m:] = 0.5 * (corner + corner.T)
+        G[np.arange(m, m + p), np.arange(m, m + p)] = data.diag[new]
+        return G, Xc
+
+    @property
+    def complete(self) -> bool:
+        """Whether every feature of positive variance is formed."""
+        return self.outside_variance == 0.0
+
+    def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        idx = np.asarray(idx, dtype=np.intp)
+        pos = self.where[idx]
+        inside = np.flatnonzero(pos >= 0)
+        if inside.size == idx.size:
+            return np.ascontiguousarray(self.C[np.ix_(pos, pos)])
+        B = np.zeros((idx.size, idx.size))
+        B[np.ix_(inside, inside)] = self.C[np.ix_(pos[inside], pos[inside])]
+        return B
+
+    def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        x = np.asarray(x, dtype=np.float64).ravel()
+        y = np.zeros(self.n)
+        y[self.features] = self.C @ x[self.features]
+        return y
+
+    @property
+    def total_variance(self) -> float:
+        """``Tr Sigma`` over every feature (the ones not formed too)."""
+        return self.data.total_variance
+
+    def top_eigenvalues(self, q: int) -> NDArray[np.float64]:
+        """The largest eigenvalues of the whole data's covariance (of the
+        formed block by Lanczos when it holds every feature)."""
+        if self.complete:
+            vals = _top_eigenvalues_lanczos(_MatrixCovariance.formed(self.C), q)
+            out = np.zeros(min(int(q), self.n))
+            out[:vals.size] = vals[:out.size]
+            return out
+        return self.data.top_eigenvalues(q)
+
+
 class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Sparse principal components by DSPCA and deflation (Zhang & El Ghaoui 2011).
 
@@ -189,14 +325,23 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         shares them among the components): the fit returns by then with the
         best components and bounds so far, and ``status_`` says
         ``"time_limit"`` (or ``"interrupted"`` after Ctrl-C).  What every
-        answer needs is done however short the limit: checking the input,
-        forming the covariance blocks the search works on (from data ``X``
-        this can take longer than a short limit), the PCA variances the
-        fit reports (first, by Lanczos under a limit: about a tenth of an
-        ``eigvalsh`` at 500 features, the values equal to ARPACK's
-        tolerance, 1e-10 relative) and, per component, the answer
-        without a search (a forward greedy selection cut short by the
-        limit and completed to ``cardinality`` features).
+        answer needs is done however short the limit: checking the input
+        (from data ``X``: one pass for its column variances), the
+        covariance of the features the answers need and, per component,
+        the answer without a search (a forward greedy selection cut short
+        by the limit and completed to ``cardinality`` features).  From
+        data, with a ``cardinality``, :meth:`fit` forms the covariance of
+        the features of largest variance only: ``2 x`` the components'
+        nonzeros at least, then 64 more at a time while the next block is
+        predicted to end within half the limit; the features left out
+        are never selected, and every bound still holds for all features
+        (it counts their largest variance, and uses only the solves at a
+        ``lam`` above it, where safe elimination removes them).  The PCA
+        variances the fit reports (``pca_explained_variance_``,
+        ``pca_variance_ratio_``) are computed on their first access, after
+        the fit (by Lanczos for a matrix, about a tenth of an ``eigvalsh``
+        at 500 features, equal to ARPACK's tolerance, 1e-10 relative; from
+        data, of the whole covariance).
     verbose : bool, default=False
         Print the progress of the searches.
 
@@ -232,10 +377,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_ / total_variance_``.
     pca_explained_variance_ : ndarray of shape (n_components,)
-        The largest eigenvalues of the covariance (ordinary PCA).
+        The largest eigenvalues of the covariance (ordinary PCA); under a
+        ``time_limit`` computed on first access.
     pca_variance_ratio_ : ndarray of shape (n_components,)
         ``cumsum(explained_variance_) / cumsum(pca_explained_variance_)``,
-        at most 1.
+        at most 1; under a ``time_limit`` computed on first access.
     total_variance_ : float
         Trace of the covariance.
     mean_ : ndarray of shape (n_features,)
@@ -264,7 +410,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     entry is formed once for all the components' searches (for sparse ``X``
     the block of every feature asked for so far is kept, up to 4,096
     features, and grown by the rows of new ones; for dense ``X`` the whole
-    covariance, when the searches ask for it).
+    covariance, when the searches ask for it). Under a ``time_limit`` only
+    the covariance of the features of largest variance that the limit
+    leaves time for is formed (see ``time_limit``).
     :meth:`fit_covariance` takes a precomputed covariance instead.
 
     *Convergence.* With a ``cardinality`` and ``refit=True`` (the default),
@@ -369,7 +517,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return max(int(limit), 1), False
 
     def _fit_operator(self, cov: _Covariance, limit: int,
-                      deadline: TimeLimit | None = None) -> SparsePCA:
+                      deadline: TimeLimit | None = None, lead: bool = False) -> SparsePCA:
+        """Fit on the operator ``cov`` (``lead``: data whose covariance may be
+        formed over the features of largest variance only, under a limit)."""
         n_components, explicit = self._n_requested(limit)
         n_features = cov.n
         npos = int(np.count_nonzero(cov.diag > 0))
@@ -391,15 +541,26 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                     f"variance (constant features cannot enter a component)"
                 )
         tol = check_tol(self.tol)
+        deadline = (TimeLimit(check_time_limit(self.time_limit)) if deadline is None
+                    else deadline)
+        proof = _proof_options(self.optimality_gap, self.time_limit, cards)
+        lazy = False
+        if deadline.limited:
+            # (under a limit the PCA variances of the summary are left to the
+            # first access of pca_explained_variance_: the fit returns
+            # without that eigensolve; for a matrix the package formed, as
+            # sparse_components does)
+            lazy = lead or cov.dense_view() is not None
+            if lead and cards is not None and proof is None:
+                cov = _LeadingBlock(cov, max(max(cards), LEAD_PER_NONZERO * sum(cards)),
+                                    deadline)
         result = _components(
             cov, n_components, cardinality=cards, lam=lams, deflation=self.deflation,
             tol=tol, search_tol=tol, max_solves=check_int(self.max_solves, "max_solves"),
             lam_rtol=1e-4, max_sweeps=check_int(self.max_sweeps, "max_sweeps"),
             options=_solver_options(5, 1e-3, True), verbose=self.verbose,
-            warn_short=explicit, refit=self.refit,
-            proof=_proof_options(self.optimality_gap, self.time_limit, cards),
-            limit=(TimeLimit(check_time_limit(self.time_limit)) if deadline is None
-                   else deadline),
+            warn_short=explicit, refit=self.refit, proof=proof, limit=deadline,
+            lazy_pca=lazy,
         )
         if result.n_components == 0:
             raise ValueError(f"no sparse component could be computed: {result.message}")
@@ -420,9 +581,19 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                                           dtype=np.float64)
         self.explained_variance_ = ev.variance
         self.explained_variance_ratio_ = ev.ratio
-        self.pca_explained_variance_ = ev.pca_variance
-        self.pca_variance_ratio_ = ev.pca_ratio
         self.total_variance_ = ev.total_variance
+
+    @property
+    def pca_explained_variance_(self) -> NDArray[np.float64]:
+        """The largest eigenvalues of the covariance (ordinary PCA); under a
+        ``time_limit`` computed on first access, after the fit."""
+        return self.result_.explained.pca_variance
+
+    @property
+    def pca_variance_ratio_(self) -> NDArray[np.float64]:
+        """``cumsum(explained_variance_) / cumsum(pca_explained_variance_)``
+        (at most 1); under a ``time_limit`` computed on first access."""
+        return self.result_.explained.pca_ratio
 
     def fit(self, X: ArrayLike, y: Any = None) -> SparsePCA:
         """Fit sparse components to the data ``X``.
@@ -481,7 +652,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
         self.mean_ = cov.mean.copy()
         self.scale_ = cov.scale.copy()
-        return self._fit_operator(cov, min(X.shape), deadline)
+        return self._fit_operator(cov, min(X.shape), deadline, lead=True)
 
     def fit_covariance(self, covariance: ArrayLike, mean: ArrayLike | None = None) -> SparsePCA:
         """Fit sparse components to a precomputed covariance matrix.

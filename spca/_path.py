@@ -1741,7 +1741,9 @@ def _free_bounds(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], boo
     elif whole:
         # (under a limit: the same bound up to rounding, from the rows that
         # can reach it only)
-        free = min(free, k_sparse_row_bound(B, k) if limit is not None and limit.limited
+        # (the solver's row maxima when B is its block: one pass over B less)
+        rowmax = solver._rowmax[solver._idx] if B is solver._block else None
+        free = min(free, k_sparse_row_bound(B, k, rowmax) if limit is not None and limit.limited
                    else _ksparse.gershgorin_bound(B, k))
         if B.shape[0] <= EIG_BOUND_MAX and not (limit is not None and limit.expired()):
             # (with LAPACK's rounding margin: a cut must be an upper bound)

@@ -231,10 +231,14 @@ class _DataCovariance(_Covariance):
             ss = np.bincount(col, weights=dev * dev, minlength=n) + (m - counts) * mean**2
         else:
             self.X = np.asarray(X, dtype=np.float64)
-            g = _unit(float(np.abs(self.X).max()) if self.X.size else 0.0)
+            g = _unit(_abs_max(self.X))
+            # (one scaled copy, centred and squared in place: the same numbers
+            # as ((X g - mean) ** 2).sum(0) without two more copies of X)
             Xg = self.X * g
             mean = Xg.mean(axis=0) if center else np.zeros(n)
-            ss = ((Xg - mean) ** 2).sum(axis=0)
+            Xg -= mean
+            np.square(Xg, out=Xg)
+            ss = Xg.sum(axis=0)
         var_g = np.maximum(ss / self.denom, 0.0)
         _check_data_scale(var_g, g)
         var = var_g / g / g
@@ -286,6 +290,18 @@ class _DataCovariance(_Covariance):
         t = self.scores(x)
         out = np.asarray(self.X.T @ t, dtype=np.float64).ravel() - self.mean * t.sum()
         return out / self.denom / self.scale
+
+
+def _abs_max(A: NDArray[np.float64]) -> float:
+    """``max |A_ij|`` (0 for an empty array) from the largest and smallest
+    entries, without the copy ``np.abs(A)`` makes (the same value; a
+    non-finite array takes the copy's way, which gives the same NaN)."""
+    if not A.size:
+        return 0.0
+    hi, lo = float(A.max()), float(A.min())
+    if math.isfinite(hi) and math.isfinite(lo):
+        return max(hi, -lo)
+    return float(np.abs(A).max())
 
 
 def _unit(amax: float) -> float:
@@ -421,9 +437,6 @@ def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
     q = V.shape[0]
     norms = np.linalg.norm(V, axis=1)
     V = V / np.where(norms > 0, norms, 1.0)[:, None]
-    SV = cov.matmat(V.T)  # (n, q)
-    G = V @ SV
-    G = 0.5 * (G + G.T)
     var = np.zeros(q)
     if method == "additional":
         # Gram-Schmidt in the Sigma-geometry: with V' = Q R (thin QR),
@@ -435,6 +448,9 @@ def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
                 continue
             var[t] = float(Q[:, t] @ cov.matvec(Q[:, t]))
     else:
+        SV = cov.matmat(V.T)  # (n, q)
+        G = V @ SV
+        G = 0.5 * (G + G.T)
         for t in range(q):
             g = G[:t, t]
             resid = G[t, t] - (g @ np.linalg.pinv(G[:t, :t], hermitian=True) @ g if t else 0.0)

@@ -549,7 +549,21 @@ def _wall_clock_every_entry_point() -> None:
         "SparsePCA": lambda t: spca.SparsePCA(3, cardinality=10,
                                               time_limit=t).fit_covariance(S),
         "sparse_topics": lambda t: sparse_topics(corpus.counts, time_limit=t),
+        # (from the counts themselves, 8,447 x 500: under a limit only the
+        # covariance of the words of largest variance is formed)
+        "SparsePCA.fit": lambda t: spca.SparsePCA(3, cardinality=10,
+                                                  time_limit=t).fit(X),
     }
+    top = np.argsort(counts.var(axis=0))[::-1][:500]
+    X = counts[:, top]
+    SX = np.cov(X, rowvar=False)
+    # the pass over X that fit makes before any answer (its column
+    # variances), the slowest of three here: not part of the promise
+    t_pass = 0.0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        X.var(axis=0)
+        t_pass = max(t_pass, time.perf_counter() - t0)
     for name, call in calls.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", spca.ConvergenceWarning)
@@ -557,12 +571,15 @@ def _wall_clock_every_entry_point() -> None:
         for t in (1e-6, t_eig, 2 * t_eig, 0.05, 0.5):
 
             def check(out, name=name, t=t) -> None:
-                status = out.status_ if name == "SparsePCA" else out.status
+                status = out.status_ if name.startswith("SparsePCA") else out.status
                 if name == "dspca_cardinality":
                     assert out.support.size == 20 == np.count_nonzero(out.loadings)
                     assert out.explained_variance <= out.variance_upper_bound
-                if name == "SparsePCA":
+                if name.startswith("SparsePCA"):
                     assert (np.count_nonzero(out.components_, axis=1) == 10).all()
+                    x = out.components_[0]
+                    cov = SX if name == "SparsePCA.fit" else S
+                    assert x @ cov @ x <= out.variance_upper_bounds_[0] * (1 + 1e-9)
                 if name == "sparse_components":
                     assert all(c.cardinality == 10 for c in out.components)
                 if name == "dspca_bca":
@@ -574,7 +591,8 @@ def _wall_clock_every_entry_point() -> None:
             # (the corpus passes are made however long they take: not part
             # of the promise)
             passes = ((lambda out: out.timings["pass1"] + out.timings["pass2"])
-                      if name == "sparse_topics" else None)
+                      if name == "sparse_topics" else
+                      (lambda out: t_pass) if name == "SparsePCA.fit" else None)
             _, ratio, _ = _within_the_line(call, t, S, check, passes)
             assert ratio <= 1.0, (name, t, ratio)
 
@@ -853,9 +871,9 @@ def test_a_path_past_the_limit_sorts_the_rows_once(monkeypatch):
     real = _ksparse.gershgorin_bound
     real_pruned = _path.k_sparse_row_bound
 
-    def counting(B, k):
+    def counting(B, k, rowmax=None):
         pruned.append(k)
-        return real_pruned(B, k)
+        return real_pruned(B, k, rowmax)
 
     monkeypatch.setattr(_ksparse, "gershgorin_bound",
                         lambda *a: pytest.fail("every row sorted partially"))
@@ -1153,6 +1171,14 @@ def test_k_sparse_row_bound_is_the_gershgorin_bound(seed, n, k, rank):
     S = A.T @ A / rank
     assert k_sparse_row_bound(S, k) == pytest.approx(_ksparse.gershgorin_bound(S, k),
                                                      rel=1e-12, abs=1e-300)
+    # given row maxima (the solver's), or upper bounds on them (a removal
+    # deflation's view shares its base's): the same value
+    from spca._variance import offdiag_rowmax
+
+    rowmax = offdiag_rowmax(S)
+    assert k_sparse_row_bound(S, k, rowmax) == k_sparse_row_bound(S, k)
+    assert k_sparse_row_bound(S, k, 1.5 * rowmax + 1.0) == pytest.approx(
+        k_sparse_row_bound(S, k), rel=1e-12, abs=1e-300)
 
 
 @pytest.mark.parametrize("k", [1, 2, 4, 7])
@@ -1200,3 +1226,200 @@ def test_quick_certificate_before_any_sweep_skips_the_barrier_bound(monkeypatch,
     # (at the start the barrier dual is the soft-thresholded matrix: the
     # bound skipped was the same number)
     assert cert.lower == with_barrier.lower and cert.upper == with_barrier.upper
+
+
+# -- SparsePCA.fit under a limit: the covariance of the leading features only --
+
+def leading_data(seed: int, n: int = 12, m: int = 120) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.uniform(0.5, 2.0, n)
+    X[:, n - 4:] += 1.5 * rng.standard_normal((m, 1))  # a factor among the last features
+    return X
+
+
+def schur(S: np.ndarray, x: np.ndarray) -> np.ndarray:
+    a = S @ x
+    return S - np.outer(a, a) / (x @ a)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_past_the_limit_forms_the_leading_features_only(monkeypatch, sparse):
+    from spca import _estimator
+
+    X = leading_data(0, n=16)
+    if sparse:
+        X = sp.csr_array(np.where(np.abs(X) > 0.7, X, 0.0))
+    X0 = X.copy()
+    S = np.cov(X.toarray() if sparse else X, rowvar=False)
+    made = []
+    real = _estimator._LeadingBlock.__init__
+
+    def init(self, *args):
+        real(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(_estimator._LeadingBlock, "__init__", init)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # past at the first reading
+    k = 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=k, time_limit=1.0).fit(X)
+    (lead,) = made
+    # the required features only (2 per nonzero of both components), one
+    # block, those of largest variance; the rest are left out with their
+    # largest variance as outside_variance
+    order = np.argsort(-np.diag(S), kind="stable")
+    assert lead.formed_blocks == 1
+    np.testing.assert_array_equal(lead.features, order[:2 * 2 * k])
+    assert lead.outside_variance == pytest.approx(S[order[4 * k], order[4 * k]], rel=1e-12)
+    F = lead.features
+    np.testing.assert_allclose(lead.C, S[np.ix_(F, F)], rtol=1e-10, atol=1e-12)
+    assert est.status_ == "time_limit"
+    assert np.all(np.count_nonzero(est.components_, axis=1) == k)
+    # every bound holds for every feature (brute force over all 16), also
+    # the second component's on the deflated covariance of all features
+    x0 = est.components_[0]
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(S, k) * (1 - 1e-12)
+    assert est.variance_upper_bounds_[1] >= best_k_sparse(schur(S, x0), k) * (1 - 1e-12)
+    assert x0 @ S @ x0 <= est.variance_upper_bounds_[0]
+    # the summary: the trace and the PCA variances of all features
+    assert est.total_variance_ == pytest.approx(np.trace(S), rel=1e-12)
+    np.testing.assert_allclose(est.pca_explained_variance_,
+                               np.linalg.eigvalsh(S)[::-1][:2], rtol=1e-8)
+    assert (est.components_[0] != 0) @ (est.components_[1] != 0) >= 0
+    if sparse:
+        assert (X != X0).nnz == 0
+    else:
+        np.testing.assert_array_equal(X, X0)
+
+
+def test_fit_forms_blocks_until_its_share_of_the_limit(monkeypatch):
+    # the checkpoint between blocks: a clock at 1 s per reading and a limit
+    # of 10 s: the required block, then further blocks while the next one
+    # is predicted to end within LEAD_SHARE of the limit
+    from spca import _estimator
+
+    X = leading_data(1, n=40, m=200)
+    S = np.cov(X, rowvar=False)
+    made = []
+    real = _estimator._LeadingBlock.__init__
+
+    def init(self, *args):
+        real(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(_estimator._LeadingBlock, "__init__", init)
+    monkeypatch.setattr(_estimator, "LEAD_BLOCK", 4)
+    monkeypatch.setattr(_limits, "clock", TickingClock(1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(1, cardinality=3, time_limit=10.0).fit(X)
+    (lead,) = made
+    # (each block reads the clock twice: 1 s of the stub per block and its
+    # prediction of the next; the limit's first 5 s are for forming)
+    assert 1 < lead.formed_blocks < (40 - 6) // 4
+    order = np.argsort(-np.diag(S), kind="stable")
+    F = lead.features
+    np.testing.assert_array_equal(F, order[:F.size])
+    np.testing.assert_allclose(lead.C, S[np.ix_(F, F)], rtol=1e-10, atol=1e-12)
+    assert np.count_nonzero(est.components_[0]) == 3
+    # (above the best 3-sparse variance over the formed features and more)
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(
+        S[np.ix_(order[:14], order[:14])], 3) * (1 - 1e-12)
+
+
+def test_fit_under_a_generous_limit_forms_everything(monkeypatch):
+    # a limit that never passes: the whole covariance is formed, the bounds
+    # are those of the full problem, the components those without a limit
+    X = leading_data(2, n=30, m=150)
+    full = spca.SparsePCA(3, cardinality=4).fit(X)
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
+    est = spca.SparsePCA(3, cardinality=4, time_limit=3600.0).fit(X)
+    assert est.status_ is None
+    np.testing.assert_allclose(est.components_, full.components_, atol=1e-8)
+    # (the bounds of a search under a limit come by other ways, e.g. the
+    # rows that can reach Gershgorin's bound: close, and valid)
+    np.testing.assert_allclose(est.variance_upper_bounds_, full.variance_upper_bounds_,
+                               rtol=1e-2)
+    S = np.cov(X, rowvar=False)
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 4) * (1 - 1e-12)
+    np.testing.assert_allclose(est.pca_explained_variance_, full.pca_explained_variance_,
+                               rtol=1e-9)
+    np.testing.assert_allclose(est.explained_variance_ratio_,
+                               full.explained_variance_ratio_, rtol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 4), tick=st.floats(0.01, 20.0))
+def test_fit_bounds_under_any_limit_cover_every_feature(seed, k, tick):
+    # wherever the limit strikes (in forming the blocks or in a search),
+    # the first component has exactly k nonzeros and its bound is above the
+    # best k-sparse variance over every feature (brute force)
+    X = leading_data(seed, n=10, m=60)
+    S = np.cov(X, rowvar=False)
+    saved = _limits.clock
+    _limits.clock = TickingClock(tick)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = spca.SparsePCA(2, cardinality=k, time_limit=1.0).fit(X)
+    finally:
+        _limits.clock = saved
+    x = est.components_[0]
+    assert np.count_nonzero(x) == k
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(S, k) * (1 - 1e-12)
+    assert x @ S @ x <= est.variance_upper_bounds_[0] * (1 + 1e-12)
+    if est.n_components_ > 1:
+        assert est.variance_upper_bounds_[1] >= best_k_sparse(schur(S, x), k) * (1 - 1e-10)
+
+
+def test_pca_variances_under_a_limit_wait_for_their_first_access(monkeypatch):
+    # under a limit the fit returns without the PCA eigensolve (of a matrix:
+    # by Lanczos on first access; of data: of the whole covariance), and the
+    # values are those without a limit
+    from spca import _deflation
+
+    X = leading_data(4, n=20, m=100)
+    S = np.cov(X, rowvar=False)
+    ref = np.linalg.eigvalsh(S)[::-1][:2]
+    calls = []
+    real = _deflation._top_eigenvalues_lanczos
+    monkeypatch.setattr(_deflation, "_top_eigenvalues_lanczos",
+                        lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-9))
+    est = spca.SparsePCA(2, cardinality=3, time_limit=100.0).fit_covariance(S)
+    assert calls == []
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-9)
+    assert calls == [1]
+    assert est.pca_variance_ratio_ == pytest.approx(
+        np.cumsum(est.explained_variance_) / np.cumsum(ref), rel=1e-9)
+    comps = spca.sparse_components(S, 2, cardinality=3, time_limit=100.0)
+    assert calls == [1]
+    np.testing.assert_allclose(comps.explained.pca_variance, ref, rtol=1e-9)
+    # from data past the limit (the covariance of 12 of the 20 features
+    # formed): the whole covariance's eigenvalues, on first access
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
+    assert "pca_explained_variance_" not in vars(est)
+    np.testing.assert_allclose(est.pca_explained_variance_, ref, rtol=1e-8)
+
+
+@pytest.mark.parametrize("deflation", ["projection", "removal"])
+def test_fit_past_the_limit_other_deflations_keep_valid_bounds(monkeypatch, deflation):
+    # the features left out keep their variance under projection and removal
+    # deflation (the loadings are zero there): the second component's bound
+    # covers the deflated covariance of every feature (brute force)
+    X = leading_data(5, n=16)
+    S = np.cov(X, rowvar=False)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=3, deflation=deflation, time_limit=1.0).fit(X)
+    assert est.status_ == "time_limit"
+    assert np.all(np.count_nonzero(est.components_, axis=1) == 3)
+    x = est.components_[0]
+    S1 = spca.deflate(S, x, deflation)
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 3) * (1 - 1e-12)
+    assert est.variance_upper_bounds_[1] >= best_k_sparse(S1, 3) * (1 - 1e-10)
