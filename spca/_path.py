@@ -915,6 +915,15 @@ JUMP_RTOL = 1e-2
 JUMP_SOLVES = 2
 JUMP_FRACTION = 0.25
 JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are answers)
+# Across a jump of the first solve (fewer than k nonzeros where the soft cut
+# of least bound is, and no soft cut to interpolate the l1 to k; a search
+# from the top steps to that soft lam, at most 0.9 times lam), the next
+# solve goes to the geometric middle of that lam and the largest soft lam
+# whose l1 exceeds k, at most JUMP_STEP times lam: the near side of the jump,
+# where the bound's minimum is (NCI60's 2,000 genes, k = 50: 0.548 between
+# 0.573 and 0.524, 100 nonzeros in one sweep, a cut 1.4% below the first;
+# the step of at most 0.9 went to 0.516, 148 nonzeros, a cut 2% above it).
+JUMP_STEP = 0.97
 
 
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
@@ -1009,6 +1018,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     found: DSPCAResult | None = None
     reason = ""
     status: str | None = None
+    crossed = 0  # steps across a jump (see JUMP_STEP)
     # The answer first, without a solve: forward greedy selection and the
     # truncated power method, improved by swaps; and the bounds that need no
     # solve.  The relaxation then improves the bound and, where it can, the
@@ -1118,11 +1128,12 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         return None
 
     def phases() -> None:
-        nonlocal found, reason, lo, hi
+        nonlocal found, reason, lo, hi, crossed
         # Phase 0: the first solve where the soft-thresholded cuts put the
         # minimum of the bound (the relaxation there usually has more than k
         # nonzeros: a bracket and the cut that matters in one solve); a
         # small problem (see WORK_FLOOR) is searched from the top down.
+        started_low = False  # (Phase 0 solved, at fewer than k nonzeros)
         if PHASE0 and soft and WORK_FLOOR < budget < math.inf:
             size = solver.size_at(min(soft, key=lambda c: c.upper_bound + c.lam * k).lam)
             lam0 = first_lam(soft, k, size, budget - (solver.work - work0))
@@ -1130,6 +1141,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 found = run(lam0, gated=False, loose=FIRST_TOL)
                 if found is not None:
                     return
+                started_low = math.isnan(lo)
         # Phase 1: lower lam until some solve gives more than k nonzeros.
         lam = hi
         if k == npos and math.isnan(lo):
@@ -1159,6 +1171,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             step = STEP_MIN_NEAR if 2 * last >= k else STEP_MIN
             floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, step * lam)
             pred = _predict(solver.trials[first:], k + 1)
+            across = False
             if pred is None and soft:
                 # One solve so far: where its l1 reaches k by the shape of the
                 # soft-thresholded cuts (see _soft_probe; sum |Z_ij| <= the
@@ -1166,17 +1179,20 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 pred = _soft_probe([_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm)
                                     for t in solver.trials[first:]], soft, k, 0.0, lam)
                 if pred is None:
-                    # (out of their range, e.g. across a jump: the largest lam
-                    # below whose soft-thresholded l1 exceeds k; the NCI60
-                    # search at n = 2,000, k = 50 stepped from 20 nonzeros at
-                    # 0.573 to 324 at 0.401, a 33 s solve, where 0.516 has 168)
+                    # (out of their range, e.g. across a jump: the geometric
+                    # middle of lam and the largest lam below whose
+                    # soft-thresholded l1 exceeds k, see JUMP_STEP)
                     below = [c.lam for c in soft if c.lam < lam and c.l1 > k]
-                    pred = max(below) if below else None
+                    if below and started_low:
+                        pred, across = math.sqrt(lam * max(below)), True
+                    elif below:
+                        pred = max(below)
             cand = 0.5 * lam if pred is None else pred
-            nxt = min(max(cand, floor_lam), 0.9 * lam)
+            nxt = min(max(cand, floor_lam), (JUMP_STEP if across else 0.9) * lam)
             if nxt < ZERO_FRACTION * ds[k - 1]:
                 nxt = 0.0
             lam = nxt
+            crossed += across
             found = run(lam)
 
         # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
@@ -1291,7 +1307,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 raise _Stop(STATUS_TIME_LIMIT)  # (the pick may have been cut short)
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit, soft=soft, hopeless=descent,
-                                        dual=True)
+                                        dual=True, jumps_made=crossed)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -1386,6 +1402,14 @@ BOUND_RTOL = 2e-3
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
+# A search whose step crossed a jump (see JUMP_STEP) has made that probe:
+# its solve on the jump's near side is where the probe went, and the next
+# one lands at the kink, where the optimum mixes both sides' supports and a
+# warm-started solve stalls (NCI60's 2,000 genes, k = 50, one BLAS thread,
+# loaded machine: at 0.5533 from the solve at 0.5483, 2 sweeps, 14 s, gap
+# 0.07, its cut 7% above the bound; at 0.5508 and 0.552, 8.6 and 10.6 s of
+# CPU, cuts above the bound; a cold solve at 0.5533 needs 5 sweeps, 2.5 s,
+# for a cut 0.35% below it, 4 sweeps capped: 7.5 s, gap 0.036).
 # A probe of a large operator (formed over the features surviving at the
 # lowest lam solved) may go down to the lam where this many times as many
 # features survive.
@@ -2040,7 +2064,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
              *, limit: TimeLimit | None = None, probes: bool = True,
              soft: list[_ksparse.Cut] | None = None,
-             hopeless: bool = False, dual: bool = False) -> tuple[float, float]:
+             hopeless: bool = False, dual: bool = False,
+             jumps_made: int = 0) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -2056,7 +2081,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     a cut more than PROBE_HOPELESS above the bound so far (solves of at most
     BOUND_SWEEPS sweeps that far from the bound will not lower it).  With
     ``dual`` (and no time limit) each probe is first tried without a solve
-    (:meth:`_Solver.dual_probe`, see DUAL_PROBES)."""
+    (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: probes
+    inside a jump that the search's own solves stand for (see JUMP_STEP)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -2071,7 +2097,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 
     ceil = float(d.max())
     low = solver.probe_floor(floor)
-    jump_probes = 0
+    jump_probes = jumps_made
     if hopeless and probes and solver.trials[first:]:
         so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
         if all(t.upper_bound + t.lam * k > (1.0 + PROBE_HOPELESS) * so_far
