@@ -920,9 +920,12 @@ JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are a
 # from the top steps to that soft lam, at most 0.9 times lam), the next
 # solve goes to the geometric middle of that lam and the largest soft lam
 # whose l1 exceeds k, at most JUMP_STEP times lam: the near side of the jump,
-# where the bound's minimum is (NCI60's 2,000 genes, k = 50: 0.548 between
-# 0.573 and 0.524, 100 nonzeros in one sweep, a cut 1.4% below the first;
-# the step of at most 0.9 went to 0.516, 148 nonzeros, a cut 2% above it).
+# where the bound's minimum is (NCI60's 2,000 genes, k = 50: 0.5483 between
+# 0.5733 and 0.5244, 102 nonzeros in one sweep, its cut 1.6% below the
+# first's; the step of at most 0.9 went to 0.516, 148 nonzeros, a cut 2%
+# above it, and the probe then placed inside the jump at 0.5467 gave the
+# bound, 33.436: the certified ratio went from 0.9713 to 0.9725 with one
+# solve fewer, and with the probe at the kink that follows, to 0.9759).
 JUMP_STEP = 0.97
 
 
@@ -1018,7 +1021,6 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     found: DSPCAResult | None = None
     reason = ""
     status: str | None = None
-    crossed = 0  # steps across a jump (see JUMP_STEP)
     # The answer first, without a solve: forward greedy selection and the
     # truncated power method, improved by swaps; and the bounds that need no
     # solve.  The relaxation then improves the bound and, where it can, the
@@ -1128,7 +1130,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         return None
 
     def phases() -> None:
-        nonlocal found, reason, lo, hi, crossed
+        nonlocal found, reason, lo, hi
         # Phase 0: the first solve where the soft-thresholded cuts put the
         # minimum of the bound (the relaxation there usually has more than k
         # nonzeros: a bracket and the cut that matters in one solve); a
@@ -1192,7 +1194,6 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             if nxt < ZERO_FRACTION * ds[k - 1]:
                 nxt = 0.0
             lam = nxt
-            crossed += across
             found = run(lam)
 
         # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
@@ -1307,7 +1308,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 raise _Stop(STATUS_TIME_LIMIT)  # (the pick may have been cut short)
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit, soft=soft, hopeless=descent,
-                                        dual=True, jumps_made=crossed)
+                                        dual=True)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -1402,14 +1403,19 @@ BOUND_RTOL = 2e-3
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
-# A search whose step crossed a jump (see JUMP_STEP) has made that probe:
-# its solve on the jump's near side is where the probe went, and the next
-# one lands at the kink, where the optimum mixes both sides' supports and a
-# warm-started solve stalls (NCI60's 2,000 genes, k = 50, one BLAS thread,
-# loaded machine: at 0.5533 from the solve at 0.5483, 2 sweeps, 14 s, gap
-# 0.07, its cut 7% above the bound; at 0.5508 and 0.552, 8.6 and 10.6 s of
-# CPU, cuts above the bound; a cold solve at 0.5533 needs 5 sweeps, 2.5 s,
-# for a cut 0.35% below it, 4 sweeps capped: 7.5 s, gap 0.036).
+# ... planned with SWEEP_COST per sweep (not sweep_cost, whose growth above
+# SWEEP_SCALE_FROM features leaves it one sweep at 2,000 features), and not
+# tried without a solve first (a dual probe's rank-one dual fails there: the
+# optimum at the kink mixes both sides' supports).  Capped at one sweep, such
+# a probe ends its working sets stalled and makes a whole-block sweep
+# (NCI60's 2,000 genes, k = 50, at the kink 0.5533 warm from the solve at
+# 0.5483: 2 sweeps, 14 s wall on a loaded machine, gap 0.07, its cut above
+# the bound); with three it converged in 3 sweeps (1.9 s of CPU, gap 5e-4),
+# its cut 0.35% below the bound so far (33.279 against 33.394; the smallest
+# over lam, by converged solves, is about 33.275).  Its start matters: from
+# the same solve at 0.5483 made to 1e-4 instead of 1e-6, or at a tol of 3e-3
+# or 1e-2, it stalled (4 sweeps, 10-19 s, gap 0.03-0.1).
+JUMP_PLAN = True
 # A probe of a large operator (formed over the features surviving at the
 # lowest lam solved) may go down to the lam where this many times as many
 # features survive.
@@ -2064,8 +2070,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
              *, limit: TimeLimit | None = None, probes: bool = True,
              soft: list[_ksparse.Cut] | None = None,
-             hopeless: bool = False, dual: bool = False,
-             jumps_made: int = 0) -> tuple[float, float]:
+             hopeless: bool = False, dual: bool = False) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -2081,8 +2086,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     a cut more than PROBE_HOPELESS above the bound so far (solves of at most
     BOUND_SWEEPS sweeps that far from the bound will not lower it).  With
     ``dual`` (and no time limit) each probe is first tried without a solve
-    (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: probes
-    inside a jump that the search's own solves stand for (see JUMP_STEP)."""
+    (:meth:`_Solver.dual_probe`, see DUAL_PROBES)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -2097,7 +2101,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 
     ceil = float(d.max())
     low = solver.probe_floor(floor)
-    jump_probes = jumps_made
+    jump_probes = 0
     if hopeless and probes and solver.trials[first:]:
         so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
         if all(t.upper_bound + t.lam * k > (1.0 + PROBE_HOPELESS) * so_far
@@ -2114,17 +2118,19 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             # the cut lam k is no better than the largest variance)
             break
         size = max(solver.size_at(lam), 1)
-        if size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam):
+        in_jump = size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam)
+        if in_jump:
             # Near the kink of a jump the relaxation's optimum is not rank
-            # one and a large solve stalls: one probe inside a jump (NCI60's
-            # 2,000 genes at k = 50: the first, at 0.547, lowered the bound
-            # by 1.4% in 1 s; the second, at 0.553, stopped at gap 0.27 after
-            # 3 sweeps and 12 s, its cut 6% above the bound).
+            # one and a large solve can stall: one probe inside a jump
+            # (NCI60's 2,000 genes at k = 50, before JUMP_STEP: the first, at
+            # 0.547, lowered the bound by 1.4% in 1 s; the second, at 0.553,
+            # stopped at gap 0.27 after 3 sweeps and 12 s), see JUMP_PLAN.
             jump_probes += 1
             if jump_probes > JUMP_PROBES:
                 break
         left = eig_budget - (solver.work - work0) - excess
-        if dual and DUAL_PROBES and not (limit is not None and limit.limited):
+        if (dual and DUAL_PROBES and not (limit is not None and limit.limited)
+                and not (in_jump and JUMP_PLAN)):
             # a cut without a solve first (see _Solver.dual_probe); its work,
             # accepted or not, is charged to the probes' budget
             made = len(solver.trials)
@@ -2134,7 +2140,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
                 left -= spent
-        cap = min(BOUND_SWEEPS, probe_sweeps(size, left))
+        cap = min(BOUND_SWEEPS, probe_sweeps(size, left) if not (in_jump and JUMP_PLAN)
+                  else int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
         if cap < 1:
             break
         with warnings.catch_warnings():
@@ -2426,7 +2433,11 @@ def dspca_cardinality(
     more than ``k`` nonzeros: each step halves it, or follows the log-log
     secant through the last two solves towards ``1.5 k + 1`` nonzeros, but
     never more than doubles the number of surviving features (the cost of a
-    solve grows quickly with it) and lowers ``lam`` by at least 10%; below
+    solve grows quickly with it) and lowers ``lam`` by at least 10% (3%
+    after a first solve below ``k`` where the soft-thresholded cuts put the
+    bound's minimum, when they place the crossing no nearer: the geometric
+    middle of that ``lam`` and the largest one whose soft-thresholded
+    ``l1`` exceeds ``k``, the near side of a jump); below
     ``1e-3 v_(k)`` it jumps to ``lam = 0`` (ordinary PCA; tried first when
     ``k`` is the number of features with positive variance). The bracket is
     then narrowed by interpolating the cardinality linearly in ``log(lam)``,
