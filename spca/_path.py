@@ -1416,6 +1416,10 @@ JUMP_PROBES = 1
 # the same solve at 0.5483 made to 1e-4 instead of 1e-6, or at a tol of 3e-3
 # or 1e-2, it stalled (4 sweeps, 10-19 s, gap 0.03-0.1).
 JUMP_PLAN = True
+# ... over at most this many features (measured at 2,000; at 5,000 a probe
+# planned with 3 sweeps of SWEEP_COST ran whole-block sweeps for minutes,
+# see SWEEP_SCALE_FROM)
+JUMP_PLAN_MAX = 2048
 # A probe of a large operator (formed over the features surviving at the
 # lowest lam solved) may go down to the lam where this many times as many
 # features survive.
@@ -2119,6 +2123,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             break
         size = max(solver.size_at(lam), 1)
         in_jump = size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam)
+        kink = in_jump and JUMP_PLAN and size <= JUMP_PLAN_MAX
         if in_jump:
             # Near the kink of a jump the relaxation's optimum is not rank
             # one and a large solve can stall: one probe inside a jump
@@ -2129,8 +2134,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             if jump_probes > JUMP_PROBES:
                 break
         left = eig_budget - (solver.work - work0) - excess
-        if (dual and DUAL_PROBES and not (limit is not None and limit.limited)
-                and not (in_jump and JUMP_PLAN)):
+        if dual and DUAL_PROBES and not (limit is not None and limit.limited) and not kink:
             # a cut without a solve first (see _Solver.dual_probe); its work,
             # accepted or not, is charged to the probes' budget
             made = len(solver.trials)
@@ -2140,7 +2144,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
                 left -= spent
-        cap = min(BOUND_SWEEPS, probe_sweeps(size, left) if not (in_jump and JUMP_PLAN)
+        cap = min(BOUND_SWEEPS, probe_sweeps(size, left) if not kink
                   else int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
         if cap < 1:
             break
