@@ -928,7 +928,8 @@ JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are a
 # first's; the step of at most 0.9 went to 0.516, 148 nonzeros, a cut 2%
 # above it, and the probe then placed inside the jump at 0.5467 gave the
 # bound, 33.436: the certified ratio went from 0.9713 to 0.9725 with one
-# solve fewer, and with the probe at the kink that follows, to 0.9759).
+# solve fewer; and with the probe at the kink that follows, to 0.9759, see
+# JUMP_PLAN).
 JUMP_STEP = 0.97
 
 
@@ -1024,6 +1025,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     found: DSPCAResult | None = None
     reason = ""
     status: str | None = None
+    crossed = 0  # steps across a jump (see JUMP_STEP)
     # The answer first, without a solve: forward greedy selection and the
     # truncated power method, improved by swaps; and the bounds that need no
     # solve.  The relaxation then improves the bound and, where it can, the
@@ -1133,7 +1135,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         return None
 
     def phases() -> None:
-        nonlocal found, reason, lo, hi
+        nonlocal found, reason, lo, hi, crossed
         # Phase 0: the first solve where the soft-thresholded cuts put the
         # minimum of the bound (the relaxation there usually has more than k
         # nonzeros: a bracket and the cut that matters in one solve); a
@@ -1197,6 +1199,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             if nxt < ZERO_FRACTION * ds[k - 1]:
                 nxt = 0.0
             lam = nxt
+            crossed += across
             found = run(lam)
 
         # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
@@ -1311,7 +1314,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 raise _Stop(STATUS_TIME_LIMIT)  # (the pick may have been cut short)
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit, soft=soft, hopeless=descent,
-                                        dual=True)
+                                        dual=True, jumps_made=crossed)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -1406,7 +1409,9 @@ BOUND_RTOL = 2e-3
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
-# ... planned with SWEEP_COST per sweep (not sweep_cost, whose growth above
+# With JUMP_PLAN (off by default), a search that stepped across a jump (see
+# JUMP_STEP) still makes that probe, at the jump's kink, planned with
+# SWEEP_COST per sweep (not sweep_cost, whose growth above
 # SWEEP_SCALE_FROM features leaves it one sweep at 2,000 features), and not
 # tried without a solve first (a dual probe's rank-one dual fails there: the
 # optimum at the kink mixes both sides' supports).  Capped at one sweep, such
@@ -1417,8 +1422,13 @@ JUMP_PROBES = 1
 # its cut 0.35% below the bound so far (33.279 against 33.394; the smallest
 # over lam, by converged solves, is about 33.275).  Its start matters: from
 # the same solve at 0.5483 made to 1e-4 instead of 1e-6, or at a tol of 3e-3
-# or 1e-2, it stalled (4 sweeps, 10-19 s, gap 0.03-0.1).
-JUMP_PLAN = True
+# or 1e-2, it stalled (4 sweeps, 10-19 s, gap 0.03-0.1).  Off by default:
+# with it that search took 9.8-10.1x eigvalsh of CPU alternating with 6.3-7.5x
+# without it in one process (one BLAS thread, loaded machine; 10.9-13x in
+# other runs), certified ratio 0.9759 against 0.9725: at or above the 10x
+# target (without the probe, the step's solve stands for the one probe
+# inside a jump, see JUMP_PROBES).
+JUMP_PLAN = False
 # ... over at most this many features (measured at 2,000; at 5,000 a probe
 # planned with 3 sweeps of SWEEP_COST ran whole-block sweeps for minutes,
 # see SWEEP_SCALE_FROM)
@@ -2077,7 +2087,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
              *, limit: TimeLimit | None = None, probes: bool = True,
              soft: list[_ksparse.Cut] | None = None,
-             hopeless: bool = False, dual: bool = False) -> tuple[float, float]:
+             hopeless: bool = False, dual: bool = False,
+             jumps_made: int = 0) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -2093,7 +2104,9 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     a cut more than PROBE_HOPELESS above the bound so far (solves of at most
     BOUND_SWEEPS sweeps that far from the bound will not lower it).  With
     ``dual`` (and no time limit) each probe is first tried without a solve
-    (:meth:`_Solver.dual_probe`, see DUAL_PROBES)."""
+    (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: the
+    search's steps across a jump, each of which stands for the probe inside
+    it unless JUMP_PLAN (see JUMP_STEP)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -2108,7 +2121,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 
     ceil = float(d.max())
     low = solver.probe_floor(floor)
-    jump_probes = 0
+    jump_probes = 0 if JUMP_PLAN else jumps_made
     if hopeless and probes and solver.trials[first:]:
         so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
         if all(t.upper_bound + t.lam * k > (1.0 + PROBE_HOPELESS) * so_far
