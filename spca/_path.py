@@ -922,14 +922,13 @@ JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are a
 # whose l1 exceeds k, at most JUMP_STEP times lam: the near side of the jump,
 # where the bound's minimum is, up to JUMP_PLAN_MAX features (at NCI60's
 # 5,000 genes, k = 50, the one-sweep solve there ran for minutes; the step
-# of at most 0.9 is left to the answer's budget, see ANSWER_WORK).
-# (NCI60's 2,000 genes, k = 50: 0.5483 between
-# 0.5733 and 0.5244, 102 nonzeros in one sweep, its cut 1.6% below the
-# first's; the step of at most 0.9 went to 0.516, 148 nonzeros, a cut 2%
-# above it, and the probe then placed inside the jump at 0.5467 gave the
-# bound, 33.436: the certified ratio went from 0.9713 to 0.9725 with one
-# solve fewer; and with the probe at the kink that follows, to 0.9759, see
-# JUMP_PLAN).
+# of at most 0.9 is left to the answer's budget, see ANSWER_WORK).  NCI60's
+# 2,000 genes, k = 50: 0.5483 between 0.5733 and 0.5244, 102 nonzeros in one
+# sweep, its cut 1.6% below the first's; the step of at most 0.9 went to
+# 0.516, 148 nonzeros, a cut 2% above it, and the probe then placed inside
+# the jump at 0.5467 gave the bound, 33.436: the certified ratio went from
+# 0.9713 to 0.9725 with one solve fewer (and with the probe at the kink that
+# follows, to 0.9759, see JUMP_PLAN).
 JUMP_STEP = 0.97
 
 
