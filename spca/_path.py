@@ -915,6 +915,21 @@ JUMP_RTOL = 1e-2
 JUMP_SOLVES = 2
 JUMP_FRACTION = 0.25
 JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are answers)
+# Across a jump of the first solve (fewer than k nonzeros where the soft cut
+# of least bound is, and no soft cut to interpolate the l1 to k; a search
+# from the top steps to that soft lam, at most 0.9 times lam), the next
+# solve goes to the geometric middle of that lam and the largest soft lam
+# whose l1 exceeds k, at most JUMP_STEP times lam: the near side of the jump,
+# where the bound's minimum is, up to JUMP_PLAN_MAX features (at NCI60's
+# 5,000 genes, k = 50, the one-sweep solve there ran for minutes; the step
+# of at most 0.9 is left to the answer's budget, see ANSWER_WORK).  NCI60's
+# 2,000 genes, k = 50: 0.5483 between 0.5733 and 0.5244, 102 nonzeros in one
+# sweep, its cut 1.6% below the first's; the step of at most 0.9 went to
+# 0.516, 148 nonzeros, a cut 2% above it, and the probe then placed inside
+# the jump at 0.5467 gave the bound, 33.436: the certified ratio went from
+# 0.9713 to 0.9725 with one solve fewer (and with the probe at the kink that
+# follows, to 0.9759, see JUMP_PLAN).
+JUMP_STEP = 0.97
 
 
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
@@ -1009,6 +1024,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     found: DSPCAResult | None = None
     reason = ""
     status: str | None = None
+    crossed = 0  # steps across a jump (see JUMP_STEP)
     # The answer first, without a solve: forward greedy selection and the
     # truncated power method, improved by swaps; and the bounds that need no
     # solve.  The relaxation then improves the bound and, where it can, the
@@ -1118,11 +1134,12 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         return None
 
     def phases() -> None:
-        nonlocal found, reason, lo, hi
+        nonlocal found, reason, lo, hi, crossed
         # Phase 0: the first solve where the soft-thresholded cuts put the
         # minimum of the bound (the relaxation there usually has more than k
         # nonzeros: a bracket and the cut that matters in one solve); a
         # small problem (see WORK_FLOOR) is searched from the top down.
+        started_low = False  # (Phase 0 solved, at fewer than k nonzeros)
         if PHASE0 and soft and WORK_FLOOR < budget < math.inf:
             size = solver.size_at(min(soft, key=lambda c: c.upper_bound + c.lam * k).lam)
             lam0 = first_lam(soft, k, size, budget - (solver.work - work0))
@@ -1130,6 +1147,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 found = run(lam0, gated=False, loose=FIRST_TOL)
                 if found is not None:
                     return
+                started_low = math.isnan(lo)
         # Phase 1: lower lam until some solve gives more than k nonzeros.
         lam = hi
         if k == npos and math.isnan(lo):
@@ -1159,6 +1177,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             step = STEP_MIN_NEAR if 2 * last >= k else STEP_MIN
             floor_lam = max(float(ds[2 * m]) if 2 * m < d.size else 0.0, step * lam)
             pred = _predict(solver.trials[first:], k + 1)
+            across = False
             if pred is None and soft:
                 # One solve so far: where its l1 reaches k by the shape of the
                 # soft-thresholded cuts (see _soft_probe; sum |Z_ij| <= the
@@ -1166,17 +1185,20 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 pred = _soft_probe([_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm)
                                     for t in solver.trials[first:]], soft, k, 0.0, lam)
                 if pred is None:
-                    # (out of their range, e.g. across a jump: the largest lam
-                    # below whose soft-thresholded l1 exceeds k; the NCI60
-                    # search at n = 2,000, k = 50 stepped from 20 nonzeros at
-                    # 0.573 to 324 at 0.401, a 33 s solve, where 0.516 has 168)
+                    # (out of their range, e.g. across a jump: the geometric
+                    # middle of lam and the largest lam below whose
+                    # soft-thresholded l1 exceeds k, see JUMP_STEP)
                     below = [c.lam for c in soft if c.lam < lam and c.l1 > k]
-                    pred = max(below) if below else None
+                    if below and started_low and solver.size_at(lam) <= JUMP_PLAN_MAX:
+                        pred, across = math.sqrt(lam * max(below)), True
+                    elif below:
+                        pred = max(below)
             cand = 0.5 * lam if pred is None else pred
-            nxt = min(max(cand, floor_lam), 0.9 * lam)
+            nxt = min(max(cand, floor_lam), (JUMP_STEP if across else 0.9) * lam)
             if nxt < ZERO_FRACTION * ds[k - 1]:
                 nxt = 0.0
             lam = nxt
+            crossed += across
             found = run(lam)
 
         # Phase 2: safeguarded interpolation in log(lam) (halving while lo = 0).
@@ -1291,7 +1313,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 raise _Stop(STATUS_TIME_LIMIT)  # (the pick may have been cut short)
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit, soft=soft, hopeless=descent,
-                                        dual=True)
+                                        dual=True, jumps_made=crossed)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -1386,6 +1408,30 @@ BOUND_RTOL = 2e-3
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
+# With JUMP_PLAN (off by default), a search that stepped across a jump (see
+# JUMP_STEP) still makes that probe, at the jump's kink, planned with
+# SWEEP_COST per sweep (not sweep_cost, whose growth above
+# SWEEP_SCALE_FROM features leaves it one sweep at 2,000 features), and not
+# tried without a solve first (a dual probe's rank-one dual fails there: the
+# optimum at the kink mixes both sides' supports).  Capped at one sweep, such
+# a probe ends its working sets stalled and makes a whole-block sweep
+# (NCI60's 2,000 genes, k = 50, at the kink 0.5533 warm from the solve at
+# 0.5483: 2 sweeps, 14 s wall on a loaded machine, gap 0.07, its cut above
+# the bound); with three it converged in 3 sweeps (1.9 s of CPU, gap 5e-4),
+# its cut 0.35% below the bound so far (33.279 against 33.394; the smallest
+# over lam, by converged solves, is about 33.275).  Its start matters: from
+# the same solve at 0.5483 made to 1e-4 instead of 1e-6, or at a tol of 3e-3
+# or 1e-2, it stalled (4 sweeps, 10-19 s, gap 0.03-0.1).  Off by default:
+# with it that search took 9.8-10.1x eigvalsh of CPU alternating with 6.3-7.5x
+# without it in one process (one BLAS thread, loaded machine; 10.9-13x in
+# other runs), certified ratio 0.9759 against 0.9725: at or above the 10x
+# target (without the probe, the step's solve stands for the one probe
+# inside a jump, see JUMP_PROBES).
+JUMP_PLAN = False
+# ... over at most this many features (measured at 2,000; at 5,000 a probe
+# planned with 3 sweeps of SWEEP_COST ran whole-block sweeps for minutes,
+# see SWEEP_SCALE_FROM)
+JUMP_PLAN_MAX = 2048
 # A probe of a large operator (formed over the features surviving at the
 # lowest lam solved) may go down to the lam where this many times as many
 # features survive.
@@ -2074,7 +2120,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              first: int, free: float, extra: list[_ksparse.Cut], guide: list[_ksparse.Cut],
              *, limit: TimeLimit | None = None, probes: bool = True,
              soft: list[_ksparse.Cut] | None = None,
-             hopeless: bool = False, dual: bool = False) -> tuple[float, float]:
+             hopeless: bool = False, dual: bool = False,
+             jumps_made: int = 0) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
@@ -2090,7 +2137,9 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     a cut more than PROBE_HOPELESS above the bound so far (solves of at most
     BOUND_SWEEPS sweeps that far from the bound will not lower it).  With
     ``dual`` (and no time limit) each probe is first tried without a solve
-    (:meth:`_Solver.dual_probe`, see DUAL_PROBES)."""
+    (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: the
+    search's steps across a jump, each of which stands for the probe inside
+    it unless JUMP_PLAN (see JUMP_STEP)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -2105,7 +2154,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 
     ceil = float(d.max())
     low = solver.probe_floor(floor)
-    jump_probes = 0
+    jump_probes = 0 if JUMP_PLAN else jumps_made
     if hopeless and probes and solver.trials[first:]:
         so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
         if all(t.upper_bound + t.lam * k > (1.0 + PROBE_HOPELESS) * so_far
@@ -2122,17 +2171,19 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             # the cut lam k is no better than the largest variance)
             break
         size = max(solver.size_at(lam), 1)
-        if size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam):
+        in_jump = size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam)
+        kink = in_jump and JUMP_PLAN and size <= JUMP_PLAN_MAX
+        if in_jump:
             # Near the kink of a jump the relaxation's optimum is not rank
-            # one and a large solve stalls: one probe inside a jump (NCI60's
-            # 2,000 genes at k = 50: the first, at 0.547, lowered the bound
-            # by 1.4% in 1 s; the second, at 0.553, stopped at gap 0.27 after
-            # 3 sweeps and 12 s, its cut 6% above the bound).
+            # one and a large solve can stall: one probe inside a jump
+            # (NCI60's 2,000 genes at k = 50, before JUMP_STEP: the first, at
+            # 0.547, lowered the bound by 1.4% in 1 s; the second, at 0.553,
+            # stopped at gap 0.27 after 3 sweeps and 12 s), see JUMP_PLAN.
             jump_probes += 1
             if jump_probes > JUMP_PROBES:
                 break
         left = eig_budget - (solver.work - work0) - excess
-        if dual and DUAL_PROBES and not (limit is not None and limit.limited):
+        if dual and DUAL_PROBES and not (limit is not None and limit.limited) and not kink:
             # a cut without a solve first (see _Solver.dual_probe); its work,
             # accepted or not, is charged to the probes' budget
             made = len(solver.trials)
@@ -2142,7 +2193,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
                 left -= spent
-        cap = min(BOUND_SWEEPS, probe_sweeps(size, left))
+        cap = min(BOUND_SWEEPS, probe_sweeps(size, left) if not kink
+                  else int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
         if cap < 1:
             break
         with warnings.catch_warnings():
@@ -2434,7 +2486,11 @@ def dspca_cardinality(
     more than ``k`` nonzeros: each step halves it, or follows the log-log
     secant through the last two solves towards ``1.5 k + 1`` nonzeros, but
     never more than doubles the number of surviving features (the cost of a
-    solve grows quickly with it) and lowers ``lam`` by at least 10%; below
+    solve grows quickly with it) and lowers ``lam`` by at least 10% (3%
+    after a first solve below ``k`` where the soft-thresholded cuts put the
+    bound's minimum, when they place the crossing no nearer: the geometric
+    middle of that ``lam`` and the largest one whose soft-thresholded
+    ``l1`` exceeds ``k``, the near side of a jump); below
     ``1e-3 v_(k)`` it jumps to ``lam = 0`` (ordinary PCA; tried first when
     ``k`` is the number of features with positive variance). The bracket is
     then narrowed by interpolating the cardinality linearly in ``log(lam)``,

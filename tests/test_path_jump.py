@@ -155,3 +155,34 @@ def test_inside_jump():
     assert not _path._inside_jump(trials, k, 0.5)
     near = [trial(0.573, 45), trial(0.547, 102)]
     assert not _path._inside_jump(near, k, 0.56)
+
+
+def jump_with_noise(seed: int) -> np.ndarray:
+    """two_clusters' tight and loose clusters (40 features in the loose one)
+    beside 250 features of a sample correlation (400 Gaussian samples, scaled
+    by 0.7): a cardinality jump from 5 to about 30 nonzeros at lam ~ 0.58,
+    with off-diagonal noise everywhere else."""
+    rng = np.random.default_rng(seed)
+    tight = 0.1 * np.eye(5) + 0.9
+    v = rng.uniform(0.8, 1.0, 40)
+    loose = 0.3 * np.eye(40) + 0.7 * np.outer(v, v)
+    lone = 0.7 * np.corrcoef(rng.standard_normal((400, 250)), rowvar=False)
+    return block_diag(tight, loose, lone)
+
+
+def test_bound_at_a_jump_reaches_a_dense_lam_scan():
+    # The certified bound is min over lam of phi(lam) + lam k (and the bounds
+    # without a solve); a dense scan of converged solves over the jump's
+    # region gives that minimum to the grid's resolution (the search's
+    # bound may be lower: it also takes the bounds without a solve).
+    S = jump_with_noise(0)
+    lams = np.linspace(0.2, 0.9, 36)
+    phis = np.array([spca.dspca_bca(S, lam, tol=1e-7).upper_bound for lam in lams])
+    for k in (10, 20):
+        res = spca.dspca_cardinality(S, k)
+        cards = {t.cardinality for t in res.trials if t.role == "search"}
+        assert min(cards) <= 5 and max(cards) >= 25  # the search saw the jump
+        scan = float(np.min(phis + lams * k))
+        assert res.variance_upper_bound <= scan * (1 + 1e-3)
+        assert res.explained_variance <= res.variance_upper_bound
+        assert res.cardinality == k
