@@ -920,15 +920,14 @@ JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are a
 # from the top steps to that soft lam, at most 0.9 times lam), the next
 # solve goes to the geometric middle of that lam and the largest soft lam
 # whose l1 exceeds k, at most JUMP_STEP times lam: the near side of the jump,
-# where the bound's minimum is, up to JUMP_PLAN_MAX features (at NCI60's
+# where the bound's minimum is, up to JUMP_STEP_MAX features (at NCI60's
 # 5,000 genes, k = 50, the one-sweep solve there ran for minutes; the step
 # of at most 0.9 is left to the answer's budget, see ANSWER_WORK).  NCI60's
 # 2,000 genes, k = 50: 0.5483 between 0.5733 and 0.5244, 102 nonzeros in one
 # sweep, its cut 1.6% below the first's; the step of at most 0.9 went to
 # 0.516, 148 nonzeros, a cut 2% above it, and the probe then placed inside
 # the jump at 0.5467 gave the bound, 33.436: the certified ratio went from
-# 0.9713 to 0.9725 with one solve fewer (and with the probe at the kink that
-# follows, to 0.9759, see JUMP_PLAN).
+# 0.9713 to 0.9725 with one solve fewer (see JUMP_PROBES for the kink).
 JUMP_STEP = 0.97
 
 
@@ -1189,7 +1188,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                     # middle of lam and the largest lam below whose
                     # soft-thresholded l1 exceeds k, see JUMP_STEP)
                     below = [c.lam for c in soft if c.lam < lam and c.l1 > k]
-                    if below and started_low and solver.size_at(lam) <= JUMP_PLAN_MAX:
+                    if below and started_low and solver.size_at(lam) <= JUMP_STEP_MAX:
                         pred, across = math.sqrt(lam * max(below)), True
                     elif below:
                         pred = max(below)
@@ -1408,30 +1407,17 @@ BOUND_RTOL = 2e-3
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
-# With JUMP_PLAN (off by default), a search that stepped across a jump (see
-# JUMP_STEP) still makes that probe, at the jump's kink, planned with
-# SWEEP_COST per sweep (not sweep_cost, whose growth above
-# SWEEP_SCALE_FROM features leaves it one sweep at 2,000 features), and not
-# tried without a solve first (a dual probe's rank-one dual fails there: the
-# optimum at the kink mixes both sides' supports).  Capped at one sweep, such
-# a probe ends its working sets stalled and makes a whole-block sweep
-# (NCI60's 2,000 genes, k = 50, at the kink 0.5533 warm from the solve at
-# 0.5483: 2 sweeps, 14 s wall on a loaded machine, gap 0.07, its cut above
-# the bound); with three it converged in 3 sweeps (1.9 s of CPU, gap 5e-4),
-# its cut 0.35% below the bound so far (33.279 against 33.394; the smallest
-# over lam, by converged solves, is about 33.275).  Its start matters: from
-# the same solve at 0.5483 made to 1e-4 instead of 1e-6, or at a tol of 3e-3
-# or 1e-2, it stalled (4 sweeps, 10-19 s, gap 0.03-0.1).  Off by default:
-# with it that search took 9.8-10.1x eigvalsh of CPU alternating with 6.3-7.5x
-# without it in one process (one BLAS thread, loaded machine; 10.9-13x in
-# other runs), certified ratio 0.9759 against 0.9725: at or above the 10x
-# target (without the probe, the step's solve stands for the one probe
-# inside a jump, see JUMP_PROBES).
-JUMP_PLAN = False
-# ... over at most this many features (measured at 2,000; at 5,000 a probe
-# planned with 3 sweeps of SWEEP_COST ran whole-block sweeps for minutes,
-# see SWEEP_SCALE_FROM)
-JUMP_PLAN_MAX = 2048
+# A search that stepped across a jump (see JUMP_STEP) counts that step's
+# solve as its probe inside the jump.  A further probe at the jump's kink was
+# measured and left out: the optimum there mixes both sides' supports, so a
+# rank-one dual probe fails (its cut 33.48 at NCI60's 2,000 genes, k = 50),
+# a probe capped at one sweep stalls into a whole-block sweep (14 s), and
+# three sweeps warm from the near side solved to 1e-6 reached 33.279 (ratio
+# 0.9759 against 0.9725) at 9.8-13x eigvalsh of CPU in all, over the 10x
+# target; from a start solved to 1e-4 it stalled too (10-19 s).
+# Steps across a jump are made over at most this many features (at 5,000 a
+# one-sweep solve on the near side ran whole-block sweeps for minutes).
+JUMP_STEP_MAX = 2048
 # A probe of a large operator (formed over the features surviving at the
 # lowest lam solved) may go down to the lam where this many times as many
 # features survive.
@@ -2139,7 +2125,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     ``dual`` (and no time limit) each probe is first tried without a solve
     (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: the
     search's steps across a jump, each of which stands for the probe inside
-    it unless JUMP_PLAN (see JUMP_STEP)."""
+    it (see JUMP_STEP)."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -2154,7 +2140,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 
     ceil = float(d.max())
     low = solver.probe_floor(floor)
-    jump_probes = 0 if JUMP_PLAN else jumps_made
+    jump_probes = jumps_made
     if hopeless and probes and solver.trials[first:]:
         so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
         if all(t.upper_bound + t.lam * k > (1.0 + PROBE_HOPELESS) * so_far
@@ -2172,18 +2158,17 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             break
         size = max(solver.size_at(lam), 1)
         in_jump = size >= _bca.WS_MIN and _inside_jump(solver.trials[first:], k, lam)
-        kink = in_jump and JUMP_PLAN and size <= JUMP_PLAN_MAX
         if in_jump:
             # Near the kink of a jump the relaxation's optimum is not rank
             # one and a large solve can stall: one probe inside a jump
             # (NCI60's 2,000 genes at k = 50, before JUMP_STEP: the first, at
             # 0.547, lowered the bound by 1.4% in 1 s; the second, at 0.553,
-            # stopped at gap 0.27 after 3 sweeps and 12 s), see JUMP_PLAN.
+            # stopped at gap 0.27 after 3 sweeps and 12 s), see JUMP_PROBES.
             jump_probes += 1
             if jump_probes > JUMP_PROBES:
                 break
         left = eig_budget - (solver.work - work0) - excess
-        if dual and DUAL_PROBES and not (limit is not None and limit.limited) and not kink:
+        if dual and DUAL_PROBES and not (limit is not None and limit.limited):
             # a cut without a solve first (see _Solver.dual_probe); its work,
             # accepted or not, is charged to the probes' budget
             made = len(solver.trials)
@@ -2193,8 +2178,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
                 left -= spent
-        cap = min(BOUND_SWEEPS, probe_sweeps(size, left) if not kink
-                  else int(max((left / float(size) ** 3 - SOLVE_BASE) / SWEEP_COST, 0.0)))
+        cap = min(BOUND_SWEEPS, probe_sweeps(size, left))
         if cap < 1:
             break
         with warnings.catch_warnings():
