@@ -891,6 +891,14 @@ FIRST_SLACK = 0.005
 # confirmed at tol, as a search_tol solve): its working sets stop at the
 # round that certifies this gap instead of going on to tol.
 FIRST_TOL = 1e-3
+# ... over at most this many features (the features surviving at the least
+# soft cut).  Above, the first solve goes to the search's tolerance: at
+# NCI60's 5,000 genes, k = 50, the loose solve stopped after one sweep of
+# two, and the work it left paid for a phase-1 solve at 0.9 lam inside the
+# jump that ran whole-block sweeps for over 8 minutes (stopped); solved to
+# the search's tolerance, the search ends after that one solve at 1.5x
+# eigvalsh (CPU, one BLAS thread), certified ratio 0.9539 as before FIRST_TOL.
+FIRST_TOL_MAX = 2048
 
 # Smallest ratio between consecutive lams of the downward phase of the search.
 STEP_MIN = 0.7
@@ -1143,7 +1151,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             size = solver.size_at(min(soft, key=lambda c: c.upper_bound + c.lam * k).lam)
             lam0 = first_lam(soft, k, size, budget - (solver.work - work0))
             if lam0 < hi:
-                found = run(lam0, gated=False, loose=FIRST_TOL)
+                found = run(lam0, gated=False,
+                            loose=FIRST_TOL if size <= FIRST_TOL_MAX else 0.0)
                 if found is not None:
                     return
                 started_low = math.isnan(lo)

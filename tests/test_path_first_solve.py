@@ -145,3 +145,29 @@ def test_first_solve_is_loose_and_an_exact_one_is_confirmed(monkeypatch, k):
         assert res.result.gap <= 1e-6 or not res.converged
         assert res.trials[-1].tol == 1e-6 or res.trials[-1].role == "bound"
     assert res.variance_upper_bound >= res.explained_variance
+
+
+def test_first_solve_is_not_loose_above_first_tol_max(monkeypatch):
+    """Over more than FIRST_TOL_MAX features the first solve is made to the
+    search's tolerance (a loose one left work for a phase-1 solve inside a
+    jump that ran whole-block sweeps at NCI60's 5,000 genes), and below it
+    the same search starts loose: the size is the only difference."""
+    S = gaussian_correlation(40, 450, seed=2)
+    real = _path._Solver.solve
+
+    def first_tol(max_features: int) -> float:
+        tols: list[float] = []
+
+        def spy(self, lam, tol, *args, **kw):
+            tols.append(tol)
+            return real(self, lam, tol, *args, **kw)
+
+        monkeypatch.setattr(_path, "FIRST_TOL_MAX", max_features)
+        monkeypatch.setattr(_path._Solver, "solve", spy)
+        res = spca.dspca_cardinality(S, 5, tol=1e-6)
+        assert np.count_nonzero(res.loadings) == 5
+        assert res.variance_upper_bound >= res.explained_variance
+        return tols[0]
+
+    assert first_tol(S.shape[0]) == _path.FIRST_TOL
+    assert first_tol(S.shape[0] - 1) == 1e-6
