@@ -1242,16 +1242,11 @@ def schur(S: np.ndarray, x: np.ndarray) -> np.ndarray:
     return S - np.outer(a, a) / (x @ a)
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_fit_past_the_limit_forms_the_leading_features_only(monkeypatch, sparse):
+def spy_leading_blocks(monkeypatch) -> list:
+    """The _LeadingBlock objects the fits of a test make, in order."""
     from spca import _estimator
 
-    X = leading_data(0, n=16)
-    if sparse:
-        X = sp.csr_array(np.where(np.abs(X) > 0.7, X, 0.0))
-    X0 = X.copy()
-    S = np.cov(X.toarray() if sparse else X, rowvar=False)
-    made = []
+    made: list = []
     real = _estimator._LeadingBlock.__init__
 
     def init(self, *args):
@@ -1259,6 +1254,18 @@ def test_fit_past_the_limit_forms_the_leading_features_only(monkeypatch, sparse)
         made.append(self)
 
     monkeypatch.setattr(_estimator._LeadingBlock, "__init__", init)
+    return made
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_past_the_limit_forms_the_leading_features_only(monkeypatch, sparse):
+
+    X = leading_data(0, n=16)
+    if sparse:
+        X = sp.csr_array(np.where(np.abs(X) > 0.7, X, 0.0))
+    X0 = X.copy()
+    S = np.cov(X.toarray() if sparse else X, rowvar=False)
+    made = spy_leading_blocks(monkeypatch)
     monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # past at the first reading
     k = 3
     with warnings.catch_warnings():
@@ -1301,14 +1308,7 @@ def test_fit_forms_blocks_until_its_share_of_the_limit(monkeypatch):
 
     X = leading_data(1, n=40, m=200)
     S = np.cov(X, rowvar=False)
-    made = []
-    real = _estimator._LeadingBlock.__init__
-
-    def init(self, *args):
-        real(self, *args)
-        made.append(self)
-
-    monkeypatch.setattr(_estimator._LeadingBlock, "__init__", init)
+    made = spy_leading_blocks(monkeypatch)
     monkeypatch.setattr(_estimator, "LEAD_BLOCK", 4)
     monkeypatch.setattr(_limits, "clock", TickingClock(1.0))
     with warnings.catch_warnings():
