@@ -117,8 +117,8 @@ class _BlockCache(_DataCovariance):
 
     def _extend(self, want: NDArray[np.intp]) -> NDArray[np.float64]:
         """The block over ``want`` (sorted, a superset of the features kept),
-        forming only the rows of the new features: ``X_new' X_want``, centred
-        and scaled entry by entry as :meth:`_DataCovariance.block` does (whose
+        forming only the rows of the new features
+        (:meth:`_DataCovariance.cross`; :meth:`_DataCovariance.block`'s
         sparse product is exactly symmetric, so its symmetrisation changes
         nothing)."""
         kept = self._kept_idx
@@ -127,10 +127,7 @@ class _BlockCache(_DataCovariance):
         new_mask[at_old] = False
         at_new = np.flatnonzero(new_mask)
         new = want[at_new]
-        R = np.asarray((self.X[:, new].T @ self.X[:, want]).toarray(), dtype=np.float64)
-        R -= self.n_samples * np.outer(self.mean[new], self.mean[want])
-        R /= self.denom
-        R /= np.outer(self.scale[new], self.scale[want])
+        R = self.cross(new, want)
         G = np.empty((want.size, want.size))
         G[np.ix_(at_old, at_old)] = self._kept
         G[at_new, :] = R
@@ -170,7 +167,6 @@ class _LeadingBlock(_Covariance):
         self.formed_blocks = 0
         F = order[:0].astype(np.intp)
         C = np.zeros((0, 0))
-        Xc = None
         rate = 0.0  # seconds per (new column x formed column) of the last block
         while F.size < positive:
             if F.size >= need:
@@ -182,7 +178,7 @@ class _LeadingBlock(_Covariance):
                 take = min(need, positive) - F.size
             new = order[F.size:F.size + take].astype(np.intp)
             t0 = limit.elapsed()
-            C, Xc = self._extend(C, Xc, F, new)
+            C = self._extend(C, F, new)
             F = np.concatenate([F, new])
             self.formed_blocks += 1
             rate = (limit.elapsed() - t0) / max(float(take) * float(F.size), 1.0)
@@ -197,25 +193,14 @@ class _LeadingBlock(_Covariance):
         check_psd(C, F)
         self.psd_checked = True
 
-    def _extend(self, C: NDArray[np.float64], Xc: Any, F: NDArray[np.intp],
-                new: NDArray[np.intp]) -> tuple[NDArray[np.float64], Any]:
-        """``C`` grown by the rows and columns of ``new``: the products of
-        their centred columns with those of ``F`` and ``new``, centred and
-        scaled as :meth:`_DataCovariance.block` does; ``Xc`` the columns
-        formed so far (centred for dense data)."""
+    def _extend(self, C: NDArray[np.float64], F: NDArray[np.intp],
+                new: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``C`` (the block of ``F``) grown by the rows and columns of
+        ``new``: their products with the columns of ``F`` and ``new``
+        (:meth:`_DataCovariance.cross`), the corner symmetrised and its
+        diagonal the variances, as :meth:`_DataCovariance.block` makes them."""
         data = self.data
-        if data.sparse:
-            Xn = data.X[:, new]
-            Xc = Xn if Xc is None else sp.hstack([Xc, Xn], format="csc")
-            R = np.asarray((Xn.T @ Xc).toarray(), dtype=np.float64)
-            R -= data.n_samples * np.outer(data.mean[new], data.mean[np.concatenate([F, new])])
-        else:
-            Xn = data.X[:, new] - data.mean[new]
-            Xc = Xn if Xc is None else np.hstack([Xc, Xn])
-            R = Xn.T @ Xc
-        R /= data.denom
-        both = np.concatenate([F, new])
-        R /= np.outer(data.scale[new], data.scale[both])
+        R = data.cross(new, np.concatenate([F, new]))
         m, p = F.size, new.size
         G = np.empty((m + p, m + p))
         G[:m, :m] = C
@@ -224,7 +209,7 @@ class _LeadingBlock(_Covariance):
         corner = G[m:, m:]
         G[m:, m:] = 0.5 * (corner + corner.T)
         G[np.arange(m, m + p), np.arange(m, m + p)] = data.diag[new]
-        return G, Xc
+        return G
 
     @property
     def complete(self) -> bool:

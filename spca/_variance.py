@@ -73,6 +73,10 @@ class _Covariance:
     diag: NDArray[np.float64]
     # True once the whole operator is known to be positive semidefinite.
     psd_checked: bool = False
+    # True when the caller hands over its dense view: a removal deflation may
+    # zero rows of it in place and write them back after the components
+    # (spca.text.sparse_topics, see _deflation._DeflatedCovariance.restore).
+    owned: bool = False
 
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
@@ -270,6 +274,26 @@ class _DataCovariance(_Covariance):
         # The diagonal is the (more accurately computed) variance.
         G[np.diag_indices(idx.size)] = self.diag[idx]
         return np.ascontiguousarray(G)
+
+    def cross(self, rows: NDArray[np.intp], cols: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``Sigma[rows][:, cols]`` as products over the data, ``Xs_rows' Xs_cols``,
+        centred and scaled entry by entry as :meth:`block` does (not
+        symmetrised, and without :meth:`block`'s variances on a diagonal):
+        the rows of new features when a formed block grows (a sparse
+        product's entries are the ones a product over other columns gives,
+        bit for bit)."""
+        if self.sparse:
+            R = np.asarray((self.X[:, rows].T @ self.X[:, cols]).toarray(), dtype=np.float64)
+            R -= self.n_samples * np.outer(self.mean[rows], self.mean[cols])
+        else:
+            Xr = self.X[:, rows] - self.mean[rows]
+            # (one array for both sides when they are the same columns: the
+            # product block() makes, exactly symmetric)
+            Xc = Xr if np.array_equal(rows, cols) else self.X[:, cols] - self.mean[cols]
+            R = Xr.T @ Xc
+        R /= self.denom
+        R /= np.outer(self.scale[rows], self.scale[cols])
+        return R
 
     def scores(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Xs @ x`` (length ``n_samples``), touching only the columns where ``x != 0``."""
