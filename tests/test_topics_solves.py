@@ -6,6 +6,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spca
 from spca import _path
@@ -120,3 +122,82 @@ def test_cardinality_result_matrices_as_before():
     assert np.allclose(Z, Z.T)
     X = res.X_reduced
     assert np.linalg.eigvalsh(0.5 * (X + X.T)).min() > 0
+
+
+# -- single-feature solves -----------------------------------------------------------
+
+_FIELDS = ("objective", "upper_bound", "gap", "converged", "tol", "lam", "beta",
+           "explained_variance", "n_features", "eliminate", "n_sweeps", "n_qp_passes",
+           "primal", "dual", "history", "n_blocks", "n_blocks_solved", "status")
+
+
+def _solved(B, lam, tol, X0):
+    from spca._bca import _dspca_bca_checked
+
+    return _dspca_bca_checked(B, lam, tol=tol, max_sweeps=5, X0=X0,
+                              **_path._solver_options(5, 1e-3, True))
+
+
+def _assert_same(a, b):
+    for name in _FIELDS:
+        assert getattr(a, name) == getattr(b, name), name
+    for name in ("Z_reduced", "X_reduced", "loadings", "support", "kept", "_dual_columns"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_single_feature_equals_the_solver(data):
+    """The closed form gives the solver's result field for field, cold and
+    warm-started (from a result or an iterate), over a range of scales."""
+    b = data.draw(st.floats(1e-6, 1e6, allow_nan=False, allow_infinity=False,
+                            allow_subnormal=False))
+    frac = data.draw(st.floats(0.0, 0.999))
+    lam = frac * b
+    tol = data.draw(st.sampled_from([1e-6, 1e-3, 1e-8]))
+    B = np.array([[b]])
+    start = data.draw(st.sampled_from(["cold", "result", "iterate", "zero"]))
+    X0 = None
+    if start == "result":
+        X0 = _solved(B, data.draw(st.floats(0.0, 0.999)) * b, tol, None)
+    elif start == "iterate":
+        X0 = np.array([[data.draw(st.floats(1e-3, 10.0)) * b]])
+    elif start == "zero":
+        X0 = np.zeros((1, 1))
+    fast = _path._single_feature(B, lam, tol, X0)
+    slow = _solved(B, lam, tol, X0)
+    assert fast is not None
+    _assert_same(fast, slow)
+    # phi = b - lam (up to the rounding of the scaled units), below the
+    # upper bound by the rounding margin only
+    eps = np.finfo(float).eps
+    assert abs(fast.objective - (b - lam)) <= 4 * eps * b
+    assert fast.objective <= fast.upper_bound <= fast.objective + 1e-12 * b
+    assert fast.converged and fast.support.tolist() == [0]
+
+
+def test_single_feature_not_converged_left_to_the_solver():
+    # a tol below the rounding margin: the solver's own path (and warning)
+    assert _path._single_feature(np.array([[2.0]]), 1.0, 0.0, None) is None
+
+
+def test_topics_single_feature_solves_match_the_solver(monkeypatch):
+    """On the NYT sample every closed-form solve of the five searches equals
+    the solver's at the same lam and warm start, and the searches make as
+    many of them as the bracketing solves at one nonzero (24)."""
+    from spca.datasets import load_nytimes_sample
+    from spca.text import sparse_topics
+
+    calls = []
+    closed = _path._single_feature
+
+    def spy(B, lam, tol, X0):
+        out = closed(B, lam, tol, X0)
+        calls.append(lam)
+        _assert_same(out, _solved(B, lam, tol, X0))
+        return out
+
+    monkeypatch.setattr(_path, "_single_feature", spy)
+    res = sparse_topics(load_nytimes_sample(), n_components=5, cardinality=5)
+    assert len(calls) == 24
+    assert [t.words[0] for t in res.topics] == ["company", "play", "official", "state", "man"]
