@@ -1,0 +1,203 @@
+"""The solves behind sparse_topics' searches: results formed on access, single-feature solves."""
+
+import copy
+import dataclasses
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spca
+from spca import _path
+from spca._bca import DSPCAResult
+from spca._variance import _MatrixCovariance
+from spca.datasets import make_spiked_covariance
+
+
+def _split_covariance(seed=0, blocks=(6, 5, 4), rho=0.6):
+    """Block-diagonal covariance: at a lam between the blocks' couplings a
+    solve works on the relevant block only."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for size in blocks:
+        A = rng.standard_normal((size, size))
+        parts.append(rho * (A @ A.T) / size + np.diag(rng.uniform(0.5, 1.5, size)))
+    n = sum(blocks)
+    S = np.zeros((n, n))
+    at = 0
+    for P in parts:
+        S[at:at + P.shape[0], at:at + P.shape[0]] = P
+        at += P.shape[0]
+    return S
+
+
+def _restricted_solve(S, lam):
+    solver = _path._Solver(_MatrixCovariance(S), max_sweeps=200,
+                           options=_path._solver_options(5, 1e-3, True), verbose=False)
+    W, R, _ = solver.plan(lam)
+    res = solver.solve(lam, 1e-8)
+    return solver, W, R, res
+
+
+def _eager(res, W, diag, n_blocks):
+    """The form of _Solver.full before it was lazy, written out."""
+    pos = np.searchsorted(W, res.kept)
+    Z = np.zeros((W.size, W.size))
+    Z[np.ix_(pos, pos)] = res.Z_reduced
+    X = np.diag(diag)
+    X[np.ix_(pos, pos)] = res.X_reduced
+    return Z, X
+
+
+def test_full_result_formed_on_access_equals_eager_form():
+    S = _split_covariance()
+    d = np.diag(S)
+    lam = 0.5 * float(np.sort(d)[-3])
+    solver, W, R, res = _restricted_solve(S, lam)
+    assert R is not None and R.size < W.size  # a restricted solve
+    _, W_e, diag, n_blocks = solver._restricted[id(res)]
+    Z_e, X_e = _eager(res, W_e, diag, n_blocks)
+    full = solver.full(res)
+    assert isinstance(full, DSPCAResult)
+    assert "Z_reduced" not in full.__dict__ and "X_reduced" not in full.__dict__
+    np.testing.assert_array_equal(full.kept, W)
+    assert full.reduced_size == W.size and full.n_blocks == n_blocks
+    np.testing.assert_array_equal(full.Z_reduced, Z_e)
+    np.testing.assert_array_equal(full.X_reduced, X_e)
+    assert full.Z_reduced is full.Z_reduced  # formed once
+    # the other fields are the solve's
+    for name in ("objective", "upper_bound", "gap", "lam", "converged", "status"):
+        assert getattr(full, name) == getattr(res, name)
+    np.testing.assert_array_equal(full.loadings, res.loadings)
+    # Z over every feature: PSD, trace one, zero outside the relevant block
+    Z = full.Z
+    assert np.trace(Z) == pytest.approx(1.0)
+    assert np.linalg.eigvalsh(Z).min() >= -1e-10
+    outside = np.setdiff1d(np.arange(S.shape[0]), R)
+    assert not np.any(Z[outside])
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "replace", "warm start"])
+def test_full_result_survives_copies_and_serves_as_warm_start(how):
+    S = _split_covariance(seed=1)
+    lam = 0.5 * float(np.sort(np.diag(S))[-3])
+    solver, W, R, res = _restricted_solve(S, lam)
+    assert R is not None
+    _, W_e, diag, n_blocks = solver._restricted[id(res)]
+    Z_e, X_e = _eager(res, W_e, diag, n_blocks)
+    full = solver.full(res)
+    if how == "pickle":
+        other = pickle.loads(pickle.dumps(full))
+    elif how == "deepcopy":
+        other = copy.deepcopy(full)
+    elif how == "replace":
+        other = dataclasses.replace(full, tol=1e-3)
+        assert other.tol == 1e-3
+    else:
+        # the result as X0 of dspca_bca at the same lam: the warm start reads
+        # X_reduced and gives the same answer as the eager form
+        a = spca.dspca_bca(S, lam, X0=full, tol=1e-8)
+        eager = dataclasses.replace(res, Z_reduced=Z_e, X_reduced=X_e, kept=W_e,
+                                    _dual_columns=None, n_features=S.shape[0])
+        b = spca.dspca_bca(S, lam, X0=eager, tol=1e-8)
+        np.testing.assert_array_equal(a.support, b.support)
+        assert a.objective == b.objective and a.upper_bound == b.upper_bound
+        return
+    np.testing.assert_array_equal(other.Z_reduced, Z_e)
+    np.testing.assert_array_equal(other.X_reduced, X_e)
+    np.testing.assert_array_equal(other.kept, W_e)
+
+
+def test_cardinality_result_matrices_as_before():
+    # dspca_cardinality's result: its matrices over the surviving features,
+    # with the eager form's values (Z zero outside the solve's features)
+    S, _ = make_spiked_covariance(60, random_state=3)
+    out = spca.dspca_cardinality(S, 5)
+    res = out.result
+    Z = res.Z_reduced
+    assert Z.shape == (res.kept.size, res.kept.size)
+    assert np.trace(Z) == pytest.approx(1.0)
+    assert np.allclose(Z, Z.T)
+    X = res.X_reduced
+    assert np.linalg.eigvalsh(0.5 * (X + X.T)).min() > 0
+
+
+# -- single-feature solves -----------------------------------------------------------
+
+_FIELDS = ("objective", "upper_bound", "gap", "converged", "tol", "lam", "beta",
+           "explained_variance", "n_features", "eliminate", "n_sweeps", "n_qp_passes",
+           "primal", "dual", "history", "n_blocks", "n_blocks_solved", "status")
+
+
+def _solved(B, lam, tol, X0):
+    from spca._bca import _dspca_bca_checked
+
+    return _dspca_bca_checked(B, lam, tol=tol, max_sweeps=5, X0=X0,
+                              **_path._solver_options(5, 1e-3, True))
+
+
+def _assert_same(a, b):
+    for name in _FIELDS:
+        assert getattr(a, name) == getattr(b, name), name
+    for name in ("Z_reduced", "X_reduced", "loadings", "support", "kept", "_dual_columns"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_single_feature_equals_the_solver(data):
+    """The closed form gives the solver's result field for field, cold and
+    warm-started (from a result or an iterate), over a range of scales."""
+    b = data.draw(st.floats(1e-6, 1e6, allow_nan=False, allow_infinity=False,
+                            allow_subnormal=False))
+    frac = data.draw(st.floats(0.0, 0.999))
+    lam = frac * b
+    tol = data.draw(st.sampled_from([1e-6, 1e-3, 1e-8]))
+    B = np.array([[b]])
+    start = data.draw(st.sampled_from(["cold", "result", "iterate", "zero"]))
+    X0 = None
+    if start == "result":
+        X0 = _solved(B, data.draw(st.floats(0.0, 0.999)) * b, tol, None)
+    elif start == "iterate":
+        X0 = np.array([[data.draw(st.floats(1e-3, 10.0)) * b]])
+    elif start == "zero":
+        X0 = np.zeros((1, 1))
+    fast = _path._single_feature(B, lam, tol, X0)
+    slow = _solved(B, lam, tol, X0)
+    assert fast is not None
+    _assert_same(fast, slow)
+    # phi = b - lam (up to the rounding of the scaled units), below the
+    # upper bound by the rounding margin only
+    eps = np.finfo(float).eps
+    assert abs(fast.objective - (b - lam)) <= 4 * eps * b
+    assert fast.objective <= fast.upper_bound <= fast.objective + 1e-12 * b
+    assert fast.converged and fast.support.tolist() == [0]
+
+
+def test_single_feature_not_converged_left_to_the_solver():
+    # a tol below the rounding margin: the solver's own path (and warning)
+    assert _path._single_feature(np.array([[2.0]]), 1.0, 0.0, None) is None
+
+
+def test_topics_single_feature_solves_match_the_solver(monkeypatch):
+    """On the NYT sample every closed-form solve of the five searches equals
+    the solver's at the same lam and warm start, and the searches make as
+    many of them as the bracketing solves at one nonzero (24)."""
+    from spca.datasets import load_nytimes_sample
+    from spca.text import sparse_topics
+
+    calls = []
+    closed = _path._single_feature
+
+    def spy(B, lam, tol, X0):
+        out = closed(B, lam, tol, X0)
+        calls.append(lam)
+        _assert_same(out, _solved(B, lam, tol, X0))
+        return out
+
+    monkeypatch.setattr(_path, "_single_feature", spy)
+    res = sparse_topics(load_nytimes_sample(), n_components=5, cardinality=5)
+    assert len(calls) == 24
+    assert [t.words[0] for t in res.topics] == ["company", "play", "official", "state", "man"]
