@@ -746,7 +746,8 @@ class _Solver:
         largest eigenvalue.  The relaxation is solved over a working set
         ``I`` of features, at first ``inside`` (the two sides' supports):
         ``Sigma + U`` is the restricted solve's barrier dual on ``I x I``
-        (:func:`spca._certificate.barrier_matrix`), soft-thresholded elsewhere,
+        (:func:`spca._certificate.barrier_matrix`; soft-thresholded when the
+        restricted problem splits into blocks), soft-thresholded elsewhere,
         and built around the restricted solve's rank-one primal ``x`` as
         :func:`spca._certificate.rank_one_dual_matrix` does (the rows outside
         the support of ``x`` projected, in their box, to be orthogonal to it).
@@ -791,13 +792,16 @@ class _Solver:
                 res = _dspca_bca_checked(BI, lam, tol=KINK_TOL, max_sweeps=KINK_SWEEPS, X0=X0,
                                          refine=False, **self.options)
             work += solve_work(pos.size, res.n_sweeps)
-            if res._dual_columns is None or res.support.size == 0:
-                break  # (a restricted solve split into blocks: no dual over I)
-            scale = float(BI.diagonal().max())
+            if res.support.size == 0:
+                break
             D = soft.copy()
-            # D[I, I] = the restricted solve's barrier dual (its own units)
-            D[np.ix_(pos, pos)] = barrier_matrix(BI / scale, lam / scale,
-                                                 res._dual_columns) * scale
+            if res._dual_columns is not None:
+                # D[I, I] = the restricted solve's barrier dual (in its units;
+                # a restricted problem that splits into blocks keeps none:
+                # soft thresholding there)
+                scale = float(BI.diagonal().max())
+                D[np.ix_(pos, pos)] = barrier_matrix(BI / scale, lam / scale,
+                                                     res._dual_columns) * scale
             x = np.zeros(m)
             x[pos] = res.loadings
             D = rank_one_dual_matrix(B, lam, x, base=D, copy=False)
