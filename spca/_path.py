@@ -776,7 +776,6 @@ class _Solver:
             return None
         t0 = time.perf_counter()
         B = self._sub(G)
-        soft = soft_thresholded(B, lam)
         work = 0.0
         best: tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
         best = None
@@ -804,7 +803,9 @@ class _Solver:
             work += solve_work(pos.size, res.n_sweeps)
             if res.support.size == 0:
                 break
-            D = soft.copy()
+            # (formed afresh each round, one compiled pass: at most two m x m
+            # matrices are held, this round's and the best so far)
+            D = soft_thresholded(B, lam)
             if res._dual_columns is not None:
                 # D[I, I] = the restricted solve's barrier dual (in its units;
                 # a restricted problem that splits into blocks keeps none:
@@ -2259,7 +2260,10 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     ``dual`` (and no time limit) each probe is first tried without a solve
     (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: the
     search's steps across a jump, each of which stands for the probe inside
-    it (see JUMP_STEP)."""
+    it (see JUMP_STEP).  After the probes, a search whose solves show a
+    jump over ``k`` gets one probe at its kink without a solve over every
+    feature (:meth:`_Solver.kink_probe`, with ``dual`` and no time limit,
+    see KINK_PROBES), within the same eigvalsh budget."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
