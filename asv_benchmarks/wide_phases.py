@@ -9,7 +9,8 @@ matrix (best of three, in the same process), and the seconds spent in each
 phase: the soft-thresholded cuts, the ``k``-sparse picks (starts and swaps;
 the swap searches also on their own), the bounds that need no solve, the
 relaxation's solves (search and certificate), the certificate's probes and,
-among them, the probes without a solve (dual probes).  Phases nest (a pick
+among them, the probes without a solve over every feature (dual probes, and
+the kink probes at a jump).  Phases nest (a pick
 contains its swaps; the certificate contains its probes' solves), so the
 rows do not add up to the total.  Seconds are CPU seconds of this process
 (``time.process_time``: less sensitive than wall time to other work on the
@@ -46,6 +47,7 @@ PHASES = (
     ("relaxation solves", _path._Solver, "solve"),
     ("certificate (probes)", _path, "_certify"),
     ("  dual probes", _path._Solver, "dual_probe"),
+    ("  kink probes", _path._Solver, "kink_probe"),
 )
 
 

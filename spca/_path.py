@@ -43,6 +43,7 @@ from ._bca import (
 from ._certificate import (
     LANCZOS_MIN,
     Certificate,
+    barrier_matrix,
     bound_margin,
     bracket_margin,
     k_sparse_row_bound,
@@ -779,6 +780,130 @@ class _Solver:
                   f"reduced={trial.reduced_size:5d}  dual probe ({rounds} rounds)  "
                   f"gap={trial.gap:.1e}  {trial.seconds:.3f}s")
         return work + DUAL_PROBE_WORK * unit
+
+    def kink_probe(self, lam: float, k: int, inside: NDArray[np.intp],
+                   left: float) -> float | None:
+        """A cut at ``lam`` (a jump's kink) from a dual solved over few features,
+        recorded as a trial (``sweeps=0``, role ``"bound"``) when it is below
+        every cut at ``lam`` so far.  Returns the work spent, or ``None`` when
+        nothing was tried (fewer than two features in ``inside``, or the first
+        round does not fit in ``left``).
+
+        Any ``Sigma + U`` with ``|U_ij| <= lam`` bounds ``phi(lam)`` by its
+        largest eigenvalue.  The relaxation is solved over a working set
+        ``I`` of features, at first ``inside`` (the two sides' supports):
+        ``Sigma + U`` is the restricted solve's barrier dual on ``I x I``
+        (:func:`spca._certificate.barrier_matrix`; soft-thresholded when the
+        restricted problem splits into blocks), soft-thresholded elsewhere,
+        and built around the restricted solve's rank-one primal ``x`` as
+        :func:`spca._certificate.rank_one_dual_matrix` does (the rows outside
+        the support of ``x`` projected, in their box, to be orthogonal to it).
+        One Lanczos run gives its largest eigenvalue and eigenvector ``y``; the
+        round ends the probe when that value is within KINK_ACCEPT of the
+        restricted solve's bound, relative to the cut ``U + lam k`` (the
+        restricted dual then nearly holds for every feature), else the
+        KINK_ADD features outside ``I`` of largest ``|y_j|`` (the rows that
+        hold the eigenvalue up) join ``I`` and the restricted solve is
+        repeated, warm-started, for at most KINK_ROUNDS rounds.
+        Work: each restricted solve's :func:`solve_work`, and DUAL_PROBE_WORK
+        eigvalsh of the features solved over per Lanczos run; a round that
+        does not fit in ``left`` is not made.  The lowest Lanczos value is
+        verified as in :meth:`dual_probe` (a Cholesky factorisation) and
+        carries the same rounding margin; its slope is ``k - ||x||_1^2``.
+        """
+        # (over every feature surviving at lam: no search for its relevant
+        # blocks, whose bounds cost eigensolves)
+        G = W = np.flatnonzero(self.d > lam).astype(np.intp)
+        self._ensure_block(lam, W)
+        m = G.size
+        pos = np.searchsorted(G, inside)
+        pos = np.unique(pos[(pos < m) & (G[np.minimum(pos, m - 1)] == inside)])
+        unit = float(max(m, 1)) ** 3
+        if pos.size < 2 or solve_work(pos.size, KINK_SWEEPS) + 2 * DUAL_PROBE_WORK * unit > left:
+            return None
+        t0 = time.perf_counter()
+        B = self._sub(G)
+        work = 0.0
+        best: tuple[float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
+        best = None
+        X0: NDArray[np.float64] | None = None
+        if self._solved:
+            # The first round starts from the nearest solve's iterate over I
+            # (a principal block of a positive definite matrix), when that
+            # solve covered I: NCI60's 2,000 genes, k = 50, 1 sweep instead
+            # of 5 cold (0.015 s against 0.13 s).
+            prev = min(self._solved, key=lambda item: abs(math.log(lam / item.lam))
+                       if item.lam > 0 else math.inf)
+            at = np.minimum(np.searchsorted(prev.G, G[pos]), prev.G.size - 1)
+            if prev.G.size and np.array_equal(prev.G[at], G[pos]):
+                X0 = prev.X[np.ix_(at, at)]
+        rounds = 0
+        for rounds in range(1, KINK_ROUNDS + 1):
+            cost = solve_work(pos.size, KINK_SWEEPS) + DUAL_PROBE_WORK * unit
+            if rounds > 1 and work + cost + DUAL_PROBE_WORK * unit > left:
+                break
+            BI = B.take(pos, axis=0).take(pos, axis=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                res = _dspca_bca_checked(BI, lam, tol=KINK_TOL, max_sweeps=KINK_SWEEPS, X0=X0,
+                                         refine=False, **self.options)
+            work += solve_work(pos.size, res.n_sweeps)
+            if res.support.size == 0:
+                break
+            # (formed afresh each round, one compiled pass: at most two m x m
+            # matrices are held, this round's and the best so far)
+            D = soft_thresholded(B, lam)
+            if res._dual_columns is not None:
+                # D[I, I] = the restricted solve's barrier dual (in its units;
+                # a restricted problem that splits into blocks keeps none:
+                # soft thresholding there)
+                scale = float(BI.diagonal().max())
+                D[np.ix_(pos, pos)] = barrier_matrix(BI / scale, lam / scale,
+                                                     res._dual_columns) * scale
+            x = np.zeros(m)
+            x[pos] = res.loadings
+            D = rank_one_dual_matrix(B, lam, x, base=D, copy=False)
+            estimate, y, _ = lambda_max_large(D, v0=x, target=None)
+            work += DUAL_PROBE_WORK * unit
+            if best is None or estimate < best[0]:
+                best = (estimate, D, y, x)
+            if estimate - res.upper_bound <= KINK_ACCEPT * (res.upper_bound + lam * k):
+                break
+            # the rows outside I that hold the eigenvalue up join I
+            out = np.setdiff1d(np.arange(m), pos, assume_unique=True)
+            add = out[np.argsort(-np.abs(y[out]), kind="stable")[:KINK_ADD]]
+            new = np.union1d(pos, add)
+            # warm start: the restricted iterate, a small diagonal for the new rows
+            X0 = np.diag(np.full(new.size, _bca.NEW_DIAG * np.trace(res.X_reduced) / new.size))
+            at = np.searchsorted(new, pos)
+            X0[np.ix_(at, at)] = res.X_reduced
+            pos = new
+        if best is None:
+            return work
+        estimate, D, y, x = best
+        # Verified as in dual_probe: a Cholesky factorisation at the Ritz
+        # value plus its residual norm (the dense bound if it fails).
+        if m >= LANCZOS_MIN:
+            resid = float(np.linalg.norm(D @ y - estimate * y))
+            verified = shift_bound(D, estimate + resid + 1e-12 * (abs(estimate) + 1.0))
+            upper = lambda_max_upper(D) if verified is None else verified
+        else:
+            upper = estimate  # (lambda_max_large's dense bound: rigorous)
+        upper += bracket_margin(B, lam, np.zeros((0, 0)), x)[0]
+        work += DUAL_PROBE_WORK * unit
+        if any(t.lam == lam and t.upper_bound <= upper for t in self.trials):
+            return work
+        lower = float(x @ B @ x) - lam * float(np.abs(x).sum()) ** 2
+        trial = LamTrial(lam=float(lam), cardinality=int(np.count_nonzero(x)), sweeps=0,
+                         seconds=time.perf_counter() - t0, gap=relative_gap(lower, upper),
+                         reduced_size=int(W.size), tol=KINK_TOL, upper_bound=float(upper),
+                         l1_norm=float(np.abs(x).sum()) ** 2, role="bound")
+        self.trials.append(trial)
+        if self.verbose:
+            print(f"  lam={trial.lam:.10g}  cardinality={trial.cardinality:4d}  "
+                  f"reduced={trial.reduced_size:5d}  kink probe ({rounds} rounds)  "
+                  f"gap={trial.gap:.1e}  {trial.seconds:.3f}s")
+        return work
 
     def full(self, res: DSPCAResult) -> DSPCAResult:
         """``res`` over every feature surviving elimination at its ``lam``.
@@ -2232,7 +2357,10 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     ``dual`` (and no time limit) each probe is first tried without a solve
     (:meth:`_Solver.dual_probe`, see DUAL_PROBES).  ``jumps_made``: the
     search's steps across a jump, each of which stands for the probe inside
-    it (see JUMP_STEP)."""
+    it (see JUMP_STEP).  After the probes, a search whose solves show a
+    jump over ``k`` gets one probe at its kink without a solve over every
+    feature (:meth:`_Solver.kink_probe`, with ``dual`` and no time limit,
+    see KINK_PROBES), within the same eigvalsh budget."""
     d, floor = solver.d, solver.outside
     budget = BOUND_WORK * _work(solver.trials[first:])
     start = len(solver.trials)
@@ -2292,10 +2420,84 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             warnings.simplefilter("ignore", EmptyProblemWarning)
             solver.solve(lam, BOUND_TOL, cap, role="bound", limit=limit)
         excess += float(size) ** 3 * (sweep_cost(size) - SWEEP_COST) * solver.trials[-1].sweeps
+    kink = _kink(solver.trials[first:], k) if probes and KINK_PROBES else None
+    if kink is not None and dual and not (limit is not None and limit.limited):
+        lam_k, value, near, far = kink
+        so_far = min([free] + [c.upper_bound + c.lam * k for c in cuts() + extra])
+        if value < (1.0 - BOUND_RTOL) * so_far and low <= lam_k < ceil:
+            inside = np.union1d(*[np.flatnonzero(v) for v in
+                                  (_loadings_at(solver, near), _loadings_at(solver, far))])
+            solver.kink_probe(lam_k, k, inside.astype(np.intp),
+                              eig_budget - (solver.work - work0) - excess)
     bound, lam = _ksparse.bound_from_cuts(_verify_cuts(solver, cuts() + extra, k), k)
     if free <= bound:
         return free, math.nan
     return bound, lam
+
+
+# A search whose solves show a cardinality jump over k (see _kink) and whose
+# bound is above the meeting point of the tangents of the jump's two sides by
+# more than BOUND_RTOL gets one kink probe there (_Solver.kink_probe), after
+# the other probes.  At the kink the relaxation's optimum mixes the two
+# sides' supports: a rank-one dual probe fails there and the solves over
+# every feature stall (see JUMP_PROBES), while the relaxation restricted to a
+# few hundred features solves in a few sweeps.  NCI60's 2,000 genes at
+# k = 50 (tangents meeting at 0.55330, 33.268; supports of 19 and 102
+# nonzeros, 121 features; one BLAS thread, CPU): the restricted optimum is
+# rank one at 0.5531 (100 nonzeros) but of rank two at 0.5533, where the
+# restricted solves over 185 or more features ran 50 stalled sweeps (1.4-1.8
+# s), so the probe goes KINK_SHIFT of the way from the meeting point to the
+# near side's solve (0.55307).  Rows added per round, warm starts: 32 gave
+# cuts 33.476, 33.433, 33.303, 33.283 over 121, 153, 185, 217 features (the
+# restricted bound 33.280; 1.1 s in all), 48 gave 33.476, 33.326, 33.292 over
+# 121, 169, 217 (0.9 s, ended by KINK_ACCEPT), 40 / 56 / 64 33.296 / 33.291
+# / 33.291 at more CPU; 96 or more at a time, or cold starts, stalled (50
+# sweeps, 1-3 s per round).  Restricted to the 733-992 features with some
+# |Sigma_ij| > 0.9-1.0 lam to the two supports instead, the dual stayed at
+# 33.42-33.46: the rows that matter are the ones the eigenvector names.  The
+# restricted solves' options (2 or 3 QP passes, no QP finish, qp_tol 1e-2)
+# and tol 1e-5 were no faster.
+KINK_PROBES = True
+KINK_SHIFT = 0.05
+KINK_ROUNDS = 4
+KINK_ADD = 48
+KINK_TOL = 1e-6
+KINK_SWEEPS = 20
+KINK_ACCEPT = 5e-4
+
+
+def _kink(trials: list[LamTrial], k: int) -> tuple[float, float, float, float] | None:
+    """The kink of a cardinality jump over ``k`` among the solves ``trials``:
+    ``(lam, value, lam_near, lam_far)``, where ``lam`` is KINK_SHIFT of the
+    way from the point where the tangents of the jump's two sides meet towards
+    the near side's solve (at ``lam_near``, more than ``k`` nonzeros; the far
+    side's at ``lam_far``), and ``value`` the tangents' value at their
+    meeting point (a lower estimate of the bound there); ``None`` without
+    such a jump (two solves next to each other in ``lam``, at least
+    ``max(JUMP_FRACTION k, JUMP_MIN)`` nonzeros on either side of ``k``)."""
+    gap = max(JUMP_FRACTION * k, JUMP_MIN)
+    solved = sorted((t for t in trials if t.sweeps > 0 and math.isfinite(t.upper_bound)
+                     and math.isfinite(t.l1_norm) and math.isfinite(t.gap)),
+                    key=lambda t: t.lam)
+    for lo, hi in zip(solved, solved[1:], strict=False):
+        if lo.lam < hi.lam and lo.cardinality >= k + gap and hi.cardinality <= k - gap:
+            a, b = k - lo.l1_norm, k - hi.l1_norm  # (slopes: a < 0 < b at a jump)
+            if not a < b:
+                return None
+            va = lo.upper_bound * (1.0 - lo.gap) + lo.lam * k
+            vb = hi.upper_bound * (1.0 - hi.gap) + hi.lam * k
+            # va + a (x - lo.lam) = vb + b (x - hi.lam)
+            meet = (vb - va + a * lo.lam - b * hi.lam) / (a - b)
+            if not lo.lam < meet < hi.lam:
+                return None
+            lam = meet - KINK_SHIFT * (meet - lo.lam)
+            return lam, va + a * (meet - lo.lam), lo.lam, hi.lam
+    return None
+
+
+def _loadings_at(solver: _Solver, lam: float) -> NDArray[np.float64]:
+    """The loadings of the latest solve at ``lam``."""
+    return next(v for at, v in reversed(solver.loadings) if at == lam)
 
 
 # A certificate probe is first tried without a solve (_Solver.dual_probe,
