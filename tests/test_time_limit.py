@@ -1426,3 +1426,144 @@ def test_fit_past_the_limit_other_deflations_keep_valid_bounds(monkeypatch, defl
     S1 = spca.deflate(S, x, deflation)
     assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 3) * (1 - 1e-12)
     assert est.variance_upper_bounds_[1] >= best_k_sparse(S1, 3) * (1 - 1e-10)
+
+
+# -- components that start past the limit: the answer without a search -------
+
+def spy_searches(monkeypatch) -> tuple[list, list]:
+    """The searches ``_components`` starts and the ``n x n`` blocks of the
+    deflated covariance it forms (requests for more than ``k`` features)."""
+    from spca import _deflation
+
+    searches: list = []
+    blocks: list = []
+    real_search = _deflation._search
+    real_block = _deflation._DeflatedCovariance.block
+
+    def search(*args, **kwargs):
+        searches.append(args[1])
+        return real_search(*args, **kwargs)
+
+    def block(self, idx):
+        blocks.append(len(idx))
+        return real_block(self, idx)
+
+    monkeypatch.setattr(_deflation, "_search", search)
+    monkeypatch.setattr(_deflation._DeflatedCovariance, "block", block)
+    return searches, blocks
+
+
+def deflated_covariances(S: np.ndarray, comps, deflation: str) -> list[np.ndarray]:
+    """``Sigma_t`` of each component (by spca.deflate, independently of the
+    operator the components were solved on)."""
+    out = [S]
+    for c in comps.components[:-1]:
+        out.append(spca.deflate(out[-1], c.loadings, deflation))
+    return out
+
+
+@pytest.mark.parametrize("deflation", ["schur", "removal", "projection"])
+def test_components_past_the_limit_need_no_search(monkeypatch, deflation):
+    S = spiked(13, 12)
+    searches, blocks = spy_searches(monkeypatch)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # (every limit passes at once)
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        comps = spca.sparse_components(S, 3, cardinality=4, deflation=deflation,
+                                       time_limit=1.0)
+    assert comps.status == "time_limit" and comps.n_components == 3
+    # no search and no block of more than k features, but for a projection's
+    # later components (no carried bound: they keep the search's Gershgorin)
+    assert len(searches) == (2 if deflation == "projection" else 0)
+    if deflation != "projection":
+        assert max(blocks) == 4
+    for c, St in zip(comps.components, deflated_covariances(S, comps, deflation), strict=True):
+        assert c.search.status == "time_limit" and c.search.n_solves == 0
+        assert c.cardinality == 4 == np.count_nonzero(c.loadings)
+        vals = np.linalg.eigvalsh(St[np.ix_(c.support, c.support)])
+        assert c.variance == pytest.approx(vals[-1], rel=1e-9)
+        assert c.variance <= c.variance_upper_bound
+        assert c.variance_upper_bound >= best_k_sparse(St, 4) * (1 - 1e-10)
+
+
+def test_a_component_past_the_limit_has_the_search_answer(monkeypatch):
+    # the same support and loadings as the search past the limit makes them
+    # (one greedy step completed by the largest couplings), its k x k block
+    # only; the bound: the first component's Gershgorin bound as the search's
+    from spca import _deflation
+
+    S = spiked(14, 16)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        fast = spca.sparse_components(S, 2, cardinality=5, time_limit=1.0)
+        monkeypatch.setattr(_deflation, "_late_answer", lambda *a, **k: None)
+        slow = spca.sparse_components(S, 2, cardinality=5, time_limit=1.0)
+    for a, b in zip(fast.components, slow.components, strict=True):
+        np.testing.assert_array_equal(a.support, b.support)
+        np.testing.assert_allclose(a.loadings, b.loadings, rtol=1e-9, atol=1e-12)
+        assert a.variance == pytest.approx(b.variance, rel=1e-12)
+    assert fast.components[0].variance_upper_bound == pytest.approx(
+        slow.components[0].variance_upper_bound, rel=1e-12)
+
+
+def test_the_carried_bound_needs_as_many_nonzeros(monkeypatch):
+    # a bound on 1-sparse vectors (the largest variance, 2) says nothing
+    # about 5-sparse ones: after the first feature of a 6-feature factor the
+    # other five have 5-sparse variance 3.5 (1.5 each, couplings 0.5); the
+    # later component with the larger k gets the bound of its k largest
+    # variances
+    S = np.eye(8)
+    S[:6, :6] += 1.0
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        comps = spca.sparse_components(S, 2, cardinality=[1, 5], time_limit=1.0)
+    first, second = comps.components
+    assert first.variance_upper_bound == pytest.approx(2.0)
+    S1 = spca.deflate(S, first.loadings)
+    assert best_k_sparse(S1, 5) == pytest.approx(3.5)
+    assert second.variance == pytest.approx(3.5)
+    assert second.variance_upper_bound == pytest.approx(np.sort(np.diag(S1))[-5:].sum(),
+                                                        rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 10), k=st.integers(1, 4),
+       deflation=st.sampled_from(["schur", "removal", "projection"]),
+       rank=st.integers(1, 12))
+def test_past_the_limit_every_component_is_bounded(seed, n, k, deflation, rank):
+    # low-rank (singular) covariances too, where Schur deflation floors
+    # variances to 0: every component's bound covers its deflated covariance
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((rank, n)) * rng.uniform(0.2, 3.0, n)
+    S = A.T @ A / rank
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_limits, "clock", TickingClock(10.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            comps = spca.sparse_components(S, 3, cardinality=k, deflation=deflation,
+                                           time_limit=1.0)
+    for c, St in zip(comps.components, deflated_covariances(S, comps, deflation), strict=True):
+        assert c.cardinality <= k
+        assert c.variance <= c.variance_upper_bound
+        best = best_k_sparse(St, k)
+        assert c.variance_upper_bound >= best - 1e-9 * max(best, np.abs(S).max())
+
+
+def test_descent_under_a_limit_only_with_time_for_its_eigensolves(monkeypatch):
+    # the dual descent's first bound is an eigensolve of the whole block:
+    # with less time left than DESCENT_LIMIT_EIGS predicted eigensolves it is
+    # not started (its cut is inf), with more it is
+    rng = np.random.default_rng(16)
+    A = rng.standard_normal((30, 20))
+    B = A.T @ A / 30
+    monkeypatch.setattr(_limits, "clock", StepClock())
+    limit = _limits.TimeLimit(1.0)
+    cut = _path._descent_cut(B, 0.3, limit=limit,
+                             eig_seconds=1.01 / _path.DESCENT_LIMIT_EIGS)
+    assert cut.upper_bound == np.inf
+    ran = _path._descent_cut(B, 0.3, iters=3, limit=limit, eig_seconds=1e-3)
+    # (a cut: phi(lam) + lam k bounds every k-sparse variance)
+    assert ran.upper_bound + 0.3 * 3 >= best_k_sparse(B, 3)
+    free = _path._descent_cut(B, 0.3, iters=3)
+    assert ran.upper_bound == free.upper_bound  # (the same steps when they fit)
