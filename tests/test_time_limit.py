@@ -1567,3 +1567,25 @@ def test_descent_under_a_limit_only_with_time_for_its_eigensolves(monkeypatch):
     assert ran.upper_bound + 0.3 * 3 >= best_k_sparse(B, 3)
     free = _path._descent_cut(B, 0.3, iters=3)
     assert ran.upper_bound == free.upper_bound  # (the same steps when they fit)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(2, 300), n=st.integers(1, 120),
+       order=st.sampled_from(["C", "F", "strided"]), center=st.booleans())
+def test_column_moments_are_the_expression_bit_for_bit(seed, m, n, order, center):
+    # fit's pass over dense X in column blocks: the same numbers as
+    # ((X g - mean) ** 2).sum(0), so results without a limit do not change
+    from spca._variance import MOMENT_COLUMNS, _column_moments
+
+    rng = np.random.default_rng(seed)
+    X = (rng.standard_normal((m, 2 * n)) * rng.uniform(1e-3, 1e3, 2 * n)
+         + rng.uniform(-5, 5, 2 * n))
+    X = {"C": X[:, :n].copy(), "F": np.asfortranarray(X[:, :n]), "strided": X[:, ::2]}[order]
+    g = 2.0 ** -int(rng.integers(-3, 12))
+    Xg = X * g
+    mean = Xg.mean(axis=0) if center else np.zeros(n)
+    ss = ((Xg - mean) ** 2).sum(axis=0)
+    got_mean, got_ss = _column_moments(X, g, center)
+    np.testing.assert_array_equal(got_mean, mean)
+    np.testing.assert_array_equal(got_ss, ss)
+    assert MOMENT_COLUMNS < 120  # (the blocks are exercised)
