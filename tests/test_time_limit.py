@@ -1589,3 +1589,36 @@ def test_column_moments_are_the_expression_bit_for_bit(seed, m, n, order, center
     np.testing.assert_array_equal(got_mean, mean)
     np.testing.assert_array_equal(got_ss, ss)
     assert MOMENT_COLUMNS < 120  # (the blocks are exercised)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 300),
+       noise=st.sampled_from([0.0, 1e-13, 1e-10]), order=st.sampled_from(["C", "F"]))
+def test_dense_block_is_the_symmetric_mean_bit_for_bit(seed, n, noise, order):
+    # the compiled one-pass check: the same block as 0.5 B + 0.5 B' and the
+    # same scale as np.abs(B).max(), for every tile size's edges
+    from spca import _bca_fast
+    from spca._validation import dense_block
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n + 2, n))
+    S = A.T @ A / (n + 2) + noise * rng.standard_normal((n, n))
+    S = np.asfortranarray(S) if order == "F" else S
+    ref = 0.5 * S + 0.5 * S.T
+    np.testing.assert_array_equal(dense_block(S, np.arange(n)), ref)
+    assert _bca_fast.abs_max(np.ascontiguousarray(S)) == np.abs(S).max()
+    idx = np.sort(rng.choice(n, (n + 1) // 2, replace=False))
+    np.testing.assert_array_equal(dense_block(S, idx), ref[np.ix_(idx, idx)])
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.nan, r"Sigma must be finite, got nan at \(2, 5\)"),
+    (np.inf, r"Sigma must be finite, got inf at \(2, 5\)"),
+    (7.0, r"Sigma must be symmetric, but Sigma\[2, 5\] = 7.0"),
+])
+def test_dense_block_errors_name_the_entry(bad, match):
+    S = np.eye(200)
+    S[2, 5] = bad
+    with pytest.raises(ValueError, match=match):
+        spca.sparse_components(S, 1, cardinality=2, time_limit=1.0)
+    assert S[2, 5] == bad or np.isnan(S[2, 5])  # (the caller's array is not modified)
