@@ -705,6 +705,28 @@ def _carried_bound(work: _DeflatedCovariance, k: int,
     return bound_margin(previous[1] + shift, k * (work.L.shape[1] + 1))
 
 
+def _top_pair(B: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    """:func:`spca._ksparse.spread_top` of ``B`` from its two largest
+    eigenpairs only when the largest eigenvalue is simple (50 x 50: 0.08
+    against 0.19 ms, one thread), else from every eigenpair as it does."""
+    from scipy.linalg import eigh
+
+    m = B.shape[0]
+    if m < 3:
+        return _ksparse.spread_top(B)
+    w, V = eigh(B, subset_by_index=[m - 2, m - 1])
+    top = float(w[-1])
+    if w[0] >= top - _ksparse.DEGENERATE_RTOL * max(abs(top), np.finfo(float).tiny):
+        return _ksparse.spread_top(B)
+    v = V[:, -1].copy()
+    a = np.abs(v)
+    v[a <= _ksparse.ZERO_RTOL * a.max()] = 0.0
+    v /= np.linalg.norm(v)
+    if v[np.argmax(np.abs(v))] < 0:
+        v = -v
+    return float(v @ B @ v), v
+
+
 def _late_answer(work: _DeflatedCovariance, k: int, tol: float,
                  carried: float) -> CardinalityResult | None:
     """The answer of a component whose search would start past the caller's
@@ -729,7 +751,7 @@ def _late_answer(work: _DeflatedCovariance, k: int, tol: float,
     others = pos[pos != i]
     order = np.lexsort((-d[others], -np.abs(row[others])))
     S = np.sort(np.concatenate([[i], others[order[:k - 1]]])).astype(np.intp)
-    variance, v = _ksparse.spread_top(work.block(S))
+    variance, v = _top_pair(work.block(S))
     if np.count_nonzero(v) < k:
         return None
     loadings = np.zeros(work.n)

@@ -1622,3 +1622,32 @@ def test_dense_block_errors_name_the_entry(bad, match):
     with pytest.raises(ValueError, match=match):
         spca.sparse_components(S, 1, cardinality=2, time_limit=1.0)
     assert S[2, 5] == bad or np.isnan(S[2, 5])  # (the caller's array is not modified)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 40), repeat=st.booleans())
+def test_top_pair_is_the_spread_top(seed, m, repeat):
+    # the late answers' leading eigenvector from two eigenpairs: spread_top's
+    # value and vector (a repeated top eigenvalue goes to spread_top itself)
+    from spca._deflation import _top_pair
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m + 3, m))
+    B = A.T @ A
+    if repeat and m >= 2:
+        Q = np.linalg.qr(rng.standard_normal((m, m)))[0]
+        w = np.sort(rng.uniform(0.1, 1.0, m))
+        w[-2:] = 2.0
+        B = (Q * w) @ Q.T
+        B = 0.5 * (B + B.T)
+    value, v = _top_pair(B)
+    ref_value, ref_v = _ksparse.spread_top(B)
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    assert np.linalg.norm(v) == pytest.approx(1.0)
+    assert v[np.argmax(np.abs(v))] > 0
+    if not repeat:
+        w = np.linalg.eigvalsh(B)
+        gap = w[-1] - w[-2] if m > 1 else 1.0
+        # (an eigenvector is determined to rounding over the eigenvalue gap)
+        np.testing.assert_allclose(v, ref_v, atol=1e-12 * w[-1] / gap + 1e-12)
+    np.testing.assert_array_equal(v == 0, ref_v == 0)
