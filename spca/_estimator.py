@@ -33,7 +33,7 @@ from ._deflation import (
 )
 from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
-from ._validation import _as_real_dense, check_int, check_lam, check_psd, check_tol
+from ._validation import _as_real_dense, check_int, check_lam, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
 
 __all__ = ["SparsePCA"]
@@ -189,8 +189,10 @@ class _LeadingBlock(_Covariance):
         self.diag = np.zeros(self.n)
         self.diag[F] = data.diag[F]
         self.outside_variance = float(data.diag[order[F.size]]) if F.size < positive else 0.0
-        # (a Gram matrix: PSD up to rounding, which this checks)
-        check_psd(C, F)
+        # (a Gram matrix of the centred columns, formed here from the
+        # validated X: PSD up to a rounding of about n_samples * eps times
+        # its largest entry, far inside the PSD check's 1e-8 n; not checked
+        # again, as spca.text's candidate covariance)
         self.psd_checked = True
 
     def _extend(self, C: NDArray[np.float64], F: NDArray[np.intp],

@@ -1651,3 +1651,23 @@ def test_top_pair_is_the_spread_top(seed, m, repeat):
         # (an eigenvector is determined to rounding over the eigenvalue gap)
         np.testing.assert_allclose(v, ref_v, atol=1e-12 * w[-1] / gap + 1e-12)
     np.testing.assert_array_equal(v == 0, ref_v == 0)
+
+
+def test_fit_past_the_limit_does_not_check_the_gram_matrix_it_formed(monkeypatch):
+    # the leading block is X_c' X_c / (m - 1) of the validated X: PSD by
+    # construction (its smallest eigenvalue here is rounding), not factored
+    # again; a covariance the caller gives is still checked
+    made = spy_leading_blocks(monkeypatch)
+    checks: list[int] = []
+    real = _path.check_psd
+    monkeypatch.setattr(_path, "check_psd", lambda B, *a: checks.append(B.shape[0]) or real(B, *a))
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    X = leading_data(6, n=40, m=30)  # (fewer samples than features: singular)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
+        assert made and made[0].psd_checked and not checks
+        w = np.linalg.eigvalsh(made[0].C)
+        assert w[0] >= -1e-12 * w[-1]
+        spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit_covariance(np.cov(X, rowvar=False))
+    assert checks == [40]
