@@ -897,11 +897,21 @@ def sparse_components(
         by then with its best answer and bound so far (see
         :func:`dspca_cardinality`), each but the last ending early by the
         time the call's checks of the matrix took, once per later
-        component (a later component's answer past the limit costs about
-        that); once the limit has passed, the remaining components get the
-        answer without a search (one forward greedy step, completed to
-        ``k`` features by the features most coupled to it; no solve, no
-        swaps) and the bound that needs no solve.  Under a limit, the PCA
+        component (a reserve: a later component's answer past the limit
+        costs far less); once the limit has passed, each remaining
+        component gets the answer without a search, in ``O(n k)``
+        operations and no ``n x n`` block: the feature of largest deflated
+        variance and the ``k - 1`` features most coupled to it (one row
+        of the deflated covariance), the leading eigenvector of their
+        ``k x k`` block, and the smallest of the bounds that need no
+        solve: the sum of the ``k`` largest deflated variances,
+        Gershgorin's bound for the first component, and for ``"schur"``
+        and ``"removal"`` the previous component's bound (both deflations
+        only lower every ``k x k`` block's largest eigenvalue; for a
+        ``k`` up to the previous one's).  A ``"projection"`` deflation's
+        later components keep the search's answer past the limit, with
+        Gershgorin's bound of the deflated block (``O(n^2)`` each).  Under
+        a limit, the PCA
         variances of :attr:`SparseComponents.explained` of a dense matrix
         are computed on first access (by Lanczos), not by the call.
         ``status`` (of each component's ``search`` and of the result) says

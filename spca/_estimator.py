@@ -316,14 +316,19 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         (from data ``X``: one pass for its column variances), the
         covariance of the features the answers need and, per component,
         the answer without a search (a forward greedy selection cut short
-        by the limit and completed to ``cardinality`` features).  From
+        by the limit and completed to ``cardinality`` features; a
+        component that starts past the limit costs one row and one
+        ``cardinality x cardinality`` block of its deflated covariance, see
+        :func:`spca.sparse_components`).  From
         data, with a ``cardinality``, :meth:`fit` forms the covariance of
         the features of largest variance only: ``2 x`` the components'
         nonzeros at least, then 64 more at a time while the next block is
         predicted to end within half the limit; the features left out
         are never selected, and every bound still holds for all features
         (it counts their largest variance, and uses only the solves at a
-        ``lam`` above it, where safe elimination removes them).  The PCA
+        ``lam`` above it, where safe elimination removes them); that
+        block, a Gram matrix of the validated ``X``, is not checked for
+        positive semidefiniteness again.  The PCA
         variances the fit reports (``pca_explained_variance_``,
         ``pca_variance_ratio_``) are computed on their first access, after
         the fit (by Lanczos for a matrix, about a tenth of an ``eigvalsh``
