@@ -44,6 +44,7 @@ from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning, _empty_r
 from ._certificate import bound_margin, k_sparse_row_bound
 from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from ._path import (
+    _STOP_REASONS,
     CardinalityResult,
     _after,
     _certified,
@@ -764,9 +765,9 @@ def _late_answer(work: _DeflatedCovariance, k: int, tol: float,
         # the operator's, whose floors only lower it)
         bound = min(bound, k_sparse_row_bound(view, k, work.offdiag_rowmax()))
     bound = _certified(bound, k, variance)
-    message = (f"no DSPCA solve: the time limit had passed when the search would start: "
-               f"the best answer and bound so far (no search); support: greedy, certified "
-               f"ratio {variance / bound if bound > 0 else math.nan:.4f}")
+    message = (f"no DSPCA solve: {_STOP_REASONS[STATUS_TIME_LIMIT]}: the best answer and "
+               f"bound so far (the limit had passed when it would start); support: greedy, "
+               f"certified ratio {variance / bound if bound > 0 else math.nan:.4f}")
     seed = _empty_result(work.n, float(d.max()), tol, True, t_start)
     return CardinalityResult(
         result=seed, k=k, relaxation_exact=False, message=message, trials=(),
