@@ -691,3 +691,58 @@ def offdiag_rowmax(const double[:, ::1] A, double[::1] out):
                 if v > best:
                     best = v
             out[i] = best
+
+
+def abs_max(const double[:, ::1] A):
+    """``max |A_ij|`` in one read of ``A`` (no temporary): 0 for an empty
+    ``A``, NaN when some entry is NaN (as ``np.abs(A).max()``)."""
+    cdef Py_ssize_t m = A.shape[0], n = A.shape[1], i, j
+    cdef double best = 0.0, v
+    cdef bint nan = False
+    with nogil:
+        for i in range(m):
+            for j in range(n):
+                v = fabs(A[i, j])
+                if v > best:
+                    best = v
+                elif v != v:
+                    nan = True
+    return float("nan") if nan else best
+
+
+def symmetrise_within(double[:, ::1] B, double tol, Py_ssize_t tile):
+    """Replace the square ``B`` by ``(B + B') / 2`` in place (``0.5 B_ij +
+    0.5 B_ji``, pair by pair, ``tile x tile`` blocks at a time) unless some
+    ``|B_ij - B_ji|`` exceeds ``tol`` (or is NaN): then return False, ``B``
+    partly symmetrised; else True."""
+    cdef Py_ssize_t n = B.shape[0], i0, j0, i, j, i1, j1, start
+    cdef double a, b, d, h
+    cdef bint ok = True
+    if B.shape[1] != n:
+        raise ValueError(f"B must be square, got shape ({n}, {B.shape[1]})")
+    if tile < 1:
+        raise ValueError(f"tile must be >= 1, got {tile}")
+    with nogil:
+        i0 = 0
+        while i0 < n and ok:
+            i1 = min(i0 + tile, n)
+            j0 = i0
+            while j0 < n and ok:
+                j1 = min(j0 + tile, n)
+                for i in range(i0, i1):
+                    start = i + 1 if j0 == i0 else j0
+                    for j in range(start, j1):
+                        a = B[i, j]
+                        b = B[j, i]
+                        d = fabs(a - b)
+                        if not d <= tol:
+                            ok = False
+                            break
+                        h = 0.5 * a + 0.5 * b
+                        B[i, j] = h
+                        B[j, i] = h
+                    if not ok:
+                        break
+                j0 = j1
+            i0 = i1
+    return bool(ok)

@@ -40,12 +40,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _ksparse
-from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning
-from ._certificate import bound_margin
+from ._bca import ConvergenceWarning, DSPCAResult, EmptyProblemWarning, _empty_result
+from ._certificate import bound_margin, k_sparse_row_bound
 from ._limits import STATUS_INTERRUPTED, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from ._path import (
+    _STOP_REASONS,
     CardinalityResult,
     _after,
+    _certified,
     _check_psd_once,
     _next_limit,
     _search,
@@ -209,6 +211,8 @@ class _DeflatedCovariance(_Covariance):
 
     def _update_diag(self) -> None:
         d = self.base.diag + np.einsum("ij,jk,ik->i", self.L, self.C, self.L)
+        # (rounding below 0 that the floor lifts to 0: see raised)
+        self.raised = np.where(self.active, np.maximum(-d, 0.0), 0.0)
         d = np.where(self.active & (d > self.floor), d, 0.0)
         self.diag = d
 
@@ -531,10 +535,14 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     # they hold an iterate each; the probes of the NYT topics start as well
     # from them as from all the earlier ones)
     inherited: list[Any] = []
+    # the previous component's k and bound, which hold for the next deflated
+    # covariance too (see _carried_bound)
+    previous: tuple[int, float] | None = None
     for t in range(n_components):
         d = work.diag
         npos = int(np.count_nonzero(d > 0))
         search = None
+        quick = None
         if npos == 0:
             message = (f"after {t} component(s) the {deflation} deflated covariance has no "
                        f"variance left")
@@ -550,6 +558,20 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             # (the time left but a reserve for each later component, which
             # needs time for its answer too: see _share)
             part = _share(_next_limit(limit, interrupted), n_components - t)
+            # (past the limit, the answer without a search; a projection
+            # deflation's later components keep the search's Gershgorin
+            # bound of the deflated block, see _carried_bound)
+            quick = (_late_answer(work, k, tol, _carried_bound(work, k, previous))
+                     if refit and (previous is not None or not work.L.shape[1])
+                     and part.expired() else None)
+        if cardinality is not None and quick is not None:
+            # (past the limit: the search's answer without its n x n block)
+            search, interrupted = _after(quick, interrupted)
+            inherited = []
+            res = search.result
+            bound, origin = search.variance_upper_bound, search.origin
+            support, x = search.support, search.loadings
+        elif cardinality is not None:
             solver = _Solver(work, max_sweeps=max_sweeps, options=options, verbose=verbose)
             if deflation == "removal":
                 # (the earlier components' solves start this one's
@@ -622,6 +644,8 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
             gap=float(res.gap), converged=bool(res.converged), variance=c, result=res,
             search=search, variance_upper_bound=float(bound), origin=origin,
         ))
+        previous = ((k, float(bound)) if cardinality is not None
+                    and deflation in ("schur", "removal") else None)
     # (an owned base gets its removed rows back before the summary reads it;
     # an exception above leaves them zeroed: only a caller that then drops
     # the array sets owned)
@@ -654,6 +678,104 @@ def _components(cov: _Covariance, n_components: int, *, cardinality: list[int] |
     return SparseComponents(components=tuple(comps), deflation=deflation,
                             n_requested=n_components, explained=explained, message=message,
                             seconds=time.perf_counter() - t0, n_features=cov.n)
+
+
+def _carried_bound(work: _DeflatedCovariance, k: int,
+                   previous: tuple[int, float] | None) -> float:
+    """A bound on ``x' Sigma_t x`` over unit ``x`` with at most ``k`` nonzeros
+    from the previous component's (``previous``: its ``k`` and certified
+    bound, for ``Sigma_{t-1}``), or ``inf``.
+
+    A Schur complement deflation subtracts ``a a' / c`` (``c > 0``) from the
+    operator before it, whatever the rounding of ``a``: ``Sigma_t <=
+    Sigma_{t-1}`` in the PSD order, and the largest eigenvalue of every
+    principal block can only go down.  A removal zeroes rows and columns: the
+    blocks of ``Sigma_t`` are blocks of ``Sigma_{t-1}`` or have zero rows.
+    Either way a bound on ``k_{t-1}``-sparse vectors of ``Sigma_{t-1}`` holds
+    for ``Sigma_t`` when ``k <= k_{t-1}``.  The operators differ from those
+    exact updates on the diagonal only: a deflated variance below its floor
+    reads as 0 (lowering it by at most the floor) and one that rounding made
+    negative reads as 0 (raising it by ``raised``); their ``k`` largest sums
+    are added, and a rounding margin for the low-rank term.  (Projection
+    deflation gets no carried bound: ``(I - x x') Sigma (I - x x')`` is not
+    below ``Sigma``.)
+    """
+    if previous is None or k > previous[0] or not math.isfinite(previous[1]):
+        return math.inf
+    shift = _ksparse.diagonal_bound(work.floor + work.raised, k)
+    return bound_margin(previous[1] + shift, k * (work.L.shape[1] + 1))
+
+
+def _top_pair(B: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    """:func:`spca._ksparse.spread_top` of ``B`` from its two largest
+    eigenpairs only when the largest eigenvalue is simple (50 x 50: 0.08
+    against 0.19 ms, one thread), else from every eigenpair as it does."""
+    from scipy.linalg import eigh
+
+    m = B.shape[0]
+    if m < 3:
+        return _ksparse.spread_top(B)
+    w, V = eigh(B, subset_by_index=[m - 2, m - 1])
+    top = float(w[-1])
+    if w[0] >= top - _ksparse.DEGENERATE_RTOL * max(abs(top), np.finfo(float).tiny):
+        return _ksparse.spread_top(B)
+    v = V[:, -1].copy()
+    a = np.abs(v)
+    v[a <= _ksparse.ZERO_RTOL * a.max()] = 0.0
+    v /= np.linalg.norm(v)
+    if v[np.argmax(np.abs(v))] < 0:
+        v = -v
+    return float(v @ B @ v), v
+
+
+def _late_answer(work: _DeflatedCovariance, k: int, tol: float,
+                 carried: float) -> CardinalityResult | None:
+    """The answer of a component whose search would start past the caller's
+    time limit, with ``O(n k)`` work and no ``n x n`` block: the support
+    that :func:`spca._path._search` makes there (one forward greedy step, the
+    feature ``i`` of largest deflated variance, completed by the ``k - 1``
+    features of largest ``|Sigma_t[i, j]|``, ties to the larger variance:
+    one row of ``Sigma_t``, from the base and the low-rank term), its
+    ``k x k`` block's leading eigenvector, and the bound of
+    :func:`_carried_bound` or of the ``k`` largest deflated variances
+    (features outside the operator at ``outside_variance``), whichever is
+    smaller.  ``None`` when the block's leading eigenvector has fewer than
+    ``k`` nonzeros (the search's equal-variance swaps are then left to it).
+    """
+    t_start = time.perf_counter()
+    d = work.diag
+    pos = np.flatnonzero(d > 0)
+    i = int(pos[np.argmax(d[pos])])  # (the first of equal variances)
+    e = np.zeros(work.n)
+    e[i] = 1.0
+    row = work.matvec(e)  # (Sigma_t[i, :], O(n) on a dense base)
+    others = pos[pos != i]
+    order = np.lexsort((-d[others], -np.abs(row[others])))
+    S = np.sort(np.concatenate([[i], others[order[:k - 1]]])).astype(np.intp)
+    variance, v = _top_pair(work.block(S))
+    if np.count_nonzero(v) < k:
+        return None
+    loadings = np.zeros(work.n)
+    loadings[S] = v
+    bound = min(_ksparse.diagonal_bound(d, k, work.outside_variance), carried)
+    view = work.dense_view() if work.outside_variance == 0 else None
+    if view is not None and not math.isfinite(carried) and not work.L.shape[1]:
+        # (the first component: Gershgorin's bound from the rows that can
+        # reach it, as the search makes it; the view's diagonal is at least
+        # the operator's, whose floors only lower it)
+        bound = min(bound, k_sparse_row_bound(view, k, work.offdiag_rowmax()))
+    bound = _certified(bound, k, variance)
+    message = (f"no DSPCA solve: {_STOP_REASONS[STATUS_TIME_LIMIT]}: the best answer and "
+               f"bound so far (the limit had passed when it would start); support: greedy, "
+               f"certified ratio {variance / bound if bound > 0 else math.nan:.4f}")
+    seed = _empty_result(work.n, float(d.max()), tol, True, t_start)
+    return CardinalityResult(
+        result=seed, k=k, relaxation_exact=False, message=message, trials=(),
+        bracket=(math.nan, float(np.partition(d, d.size - k)[d.size - k])),
+        seconds=time.perf_counter() - t_start, support=S, loadings=loadings,
+        explained_variance=variance, origin="greedy", variance_upper_bound=bound,
+        bound_lam=math.nan, status=STATUS_TIME_LIMIT,
+    )
 
 
 def _sparse_bound(work: _Covariance, m: int, solves: Any) -> float:
@@ -776,11 +898,21 @@ def sparse_components(
         by then with its best answer and bound so far (see
         :func:`dspca_cardinality`), each but the last ending early by the
         time the call's checks of the matrix took, once per later
-        component (a later component's answer past the limit costs about
-        that); once the limit has passed, the remaining components get the
-        answer without a search (one forward greedy step, completed to
-        ``k`` features by the features most coupled to it; no solve, no
-        swaps) and the bound that needs no solve.  Under a limit, the PCA
+        component (a reserve: a later component's answer past the limit
+        costs far less); once the limit has passed, each remaining
+        component gets the answer without a search, in ``O(n k)``
+        operations and no ``n x n`` block: the feature of largest deflated
+        variance and the ``k - 1`` features most coupled to it (one row
+        of the deflated covariance), the leading eigenvector of their
+        ``k x k`` block, and the smallest of the bounds that need no
+        solve: the sum of the ``k`` largest deflated variances,
+        Gershgorin's bound for the first component, and for ``"schur"``
+        and ``"removal"`` the previous component's bound (both deflations
+        only lower every ``k x k`` block's largest eigenvalue; for a
+        ``k`` up to the previous one's).  A ``"projection"`` deflation's
+        later components keep the search's answer past the limit, with
+        Gershgorin's bound of the deflated block (``O(n^2)`` each).  Under
+        a limit, the PCA
         variances of :attr:`SparseComponents.explained` of a dense matrix
         are computed on first access (by Lanczos), not by the call.
         ``status`` (of each component's ``search`` and of the result) says

@@ -33,7 +33,7 @@ from ._deflation import (
 )
 from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
-from ._validation import _as_real_dense, check_int, check_lam, check_psd, check_tol
+from ._validation import _as_real_dense, check_int, check_lam, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
 
 __all__ = ["SparsePCA"]
@@ -189,8 +189,10 @@ class _LeadingBlock(_Covariance):
         self.diag = np.zeros(self.n)
         self.diag[F] = data.diag[F]
         self.outside_variance = float(data.diag[order[F.size]]) if F.size < positive else 0.0
-        # (a Gram matrix: PSD up to rounding, which this checks)
-        check_psd(C, F)
+        # (a Gram matrix of the centred columns, formed here from the
+        # validated X: PSD up to a rounding of about n_samples * eps times
+        # its largest entry, far inside the PSD check's 1e-8 n; not checked
+        # again, as spca.text's candidate covariance)
         self.psd_checked = True
 
     def _extend(self, C: NDArray[np.float64], F: NDArray[np.intp],
@@ -314,14 +316,19 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         (from data ``X``: one pass for its column variances), the
         covariance of the features the answers need and, per component,
         the answer without a search (a forward greedy selection cut short
-        by the limit and completed to ``cardinality`` features).  From
+        by the limit and completed to ``cardinality`` features; a
+        component that starts past the limit costs one row and one
+        ``cardinality x cardinality`` block of its deflated covariance, see
+        :func:`spca.sparse_components`).  From
         data, with a ``cardinality``, :meth:`fit` forms the covariance of
         the features of largest variance only: ``2 x`` the components'
         nonzeros at least, then 64 more at a time while the next block is
         predicted to end within half the limit; the features left out
         are never selected, and every bound still holds for all features
         (it counts their largest variance, and uses only the solves at a
-        ``lam`` above it, where safe elimination removes them).  The PCA
+        ``lam`` above it, where safe elimination removes them); that
+        block, a Gram matrix of the validated ``X``, is not checked for
+        positive semidefiniteness again.  The PCA
         variances the fit reports (``pca_explained_variance_``,
         ``pca_variance_ratio_``) are computed on their first access, after
         the fit (by Lanczos for a matrix, about a tenth of an ``eigvalsh``

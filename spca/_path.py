@@ -1262,6 +1262,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     if not solver._idx.size:
         solver._ensure_block(hi, np.flatnonzero(d > hi).astype(np.intp))
     soft: list[_ksparse.Cut] = []
+    timing: list[tuple[float, float]] = []  # (under a limit: see _descent_cut)
     vectors: tuple[NDArray[np.float64], ...] = ()
     P, B_pool = _pool_block(solver, k, []) if solver.outside == 0 else (d[:0], None)
     if (solver.outside == 0 and int(np.count_nonzero(d[P] > 0)) == npos
@@ -1271,7 +1272,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
         started = limit.elapsed() if limit.limited else 0.0
         pending: dict[_ksparse.Cut, NDArray[np.float64]] | None = (
             {} if LAZY_SOFT and not limit.limited else None)
-        soft, v = _soft_cuts(B_pool, k, limit=limit, pending=pending)
+        soft, v = _soft_cuts(B_pool, k, limit=limit, pending=pending, timing=timing)
         for cut, vec in (pending or {}).items():
             solver.unverified[cut] = (B_pool, vec)
         vectors = (v,)
@@ -1294,7 +1295,8 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
     extra += soft
     if descent and soft and B_pool is not None and B_pool.shape[0] <= DESCENT_MAX:
         at = DESCENT_SHIFT * min(soft, key=lambda c: c.upper_bound + c.lam * k).lam
-        extra.append(_descent_cut(B_pool, at, limit=limit))
+        extra.append(_descent_cut(B_pool, at, limit=limit, eig_seconds=_eig_seconds(
+            timing, B_pool.shape[0])))
     solver.free_cuts += extra
     work0 = solver.work
     budget = max(SEARCH_WORK * float(npos) ** 3, WORK_FLOOR) if budgeted else math.inf
@@ -2198,7 +2200,8 @@ def _verify_cuts(solver: _Solver, cuts: list[_ksparse.Cut], k: int) -> list[_ksp
 
 def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
                limit: TimeLimit | None = None,
-               pending: dict[_ksparse.Cut, NDArray[np.float64]] | None = None
+               pending: dict[_ksparse.Cut, NDArray[np.float64]] | None = None,
+               timing: list[tuple[float, float]] | None = None
                ) -> tuple[list[_ksparse.Cut], NDArray[np.float64]]:
     """Cuts of the k-sparse certificate from soft-thresholded eigensolves, and
     the eigenvector of the best one (a start for the k-sparse answer).
@@ -2208,7 +2211,8 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
     a cut's slope says the minimum is above it, then bisects in ``log(lam)``;
     at most ``evals`` eigensolves (one once ``limit`` has passed or leaves
     less than SOFT_GROWTH times the last one's time, or when the blocks of
-    the next would take more than half the time left, see SOFT_FLOOR).
+    the next would take more than half the time left, see SOFT_FLOOR; under
+    a limit, ``timing`` gets each one's seconds and cubed block sizes).
 
     With ``pending`` (a dict) and no time limit, the blocks of Lanczos size
     get their Ritz value only (see :func:`_soft_cut_eval`): each cut so
@@ -2247,6 +2251,8 @@ def _soft_cuts(B: NDArray[np.float64], k: int, evals: int = SOFT_EVALS,
                 break  # (its eigensolves would not fit in the time left)
             cut, v, last_cubes = out
         last = limit.elapsed() - t0 if timed else 0.0
+        if timing is not None and timed:
+            timing.append((last, last_cubes))
         cuts.append(cut)
         g = cut.upper_bound + lam * k
         if best is None or g < best[0]:
@@ -2287,10 +2293,27 @@ DESCENT_MAX = 2048
 # 0.944/0.935/0.948 at 1.0, 0.953/0.935/0.950 at 0.95, 0.956/0.929/0.946
 # at 0.9 (45 steps; measured on that one instance only).
 DESCENT_SHIFT = 0.95
+# Under a time limit the descent is started only when the time left holds
+# this many eigensolves of its block (tissue's 500 genes, one thread: its
+# first bound took 0.8 eigvalsh and each step 1.4, all made after the
+# limit when it started with less than one left: t = 1 eigvalsh ended at
+# 1.04 of the line 1.1 t + eigvalsh).
+DESCENT_LIMIT_EIGS = 4.0
+
+
+def _eig_seconds(timing: list[tuple[float, float]], m: int) -> float:
+    """Seconds of one eigensolve of ``m`` features, scaled as the cube of
+    the size from the soft-thresholded eigensolves timed under a limit
+    (``timing``: their seconds and cubed block sizes; small blocks cost more
+    per cube, so this errs long), or 0 without them."""
+    seconds = sum(s for s, _ in timing)
+    cubes = sum(c for _, c in timing)
+    return seconds / cubes * float(m) ** 3 if cubes > 0 else 0.0
 
 
 def _descent_cut(B: NDArray[np.float64], lam: float, iters: int | None = None,
-                 limit: TimeLimit | None = None) -> _ksparse.Cut:
+                 limit: TimeLimit | None = None,
+                 eig_seconds: float = 0.0) -> _ksparse.Cut:
     """A cut at ``lam`` from a dual point better than the soft-thresholded one.
 
     ``phi(lam) <= lambda_max(Sigma + U)`` for every symmetric ``U`` with
@@ -2304,8 +2327,15 @@ def _descent_cut(B: NDArray[np.float64], lam: float, iters: int | None = None,
     computed with LAPACK's rounding margin and a Weyl margin for forming
     ``Sigma + U``).  Its slope is unknown (``l1`` is ``nan``): it bounds, it
     places no probe.  ``iters`` steps (DESCENT_ITERS by default), none once
-    the caller's ``limit`` has passed.
+    the caller's ``limit`` has passed.  Under a limit nothing is made (the
+    cut is ``inf``) unless the time left holds DESCENT_LIMIT_EIGS eigensolves
+    of ``B`` (``eig_seconds`` each, predicted by the caller; the first bound
+    is one, each step about 1.4), and a step is made only while the time
+    left holds two of the first bound's eigensolve as timed.
     """
+    timed = limit is not None and limit.limited
+    if timed and limit.remaining() < DESCENT_LIMIT_EIGS * eig_seconds:
+        return _ksparse.Cut(lam, math.inf, math.nan)
     from scipy.linalg import eigh
 
     iters = DESCENT_ITERS if iters is None else iters
@@ -2316,10 +2346,13 @@ def _descent_cut(B: NDArray[np.float64], lam: float, iters: int | None = None,
     U = -np.clip(B, -lam, lam)
     np.fill_diagonal(U, -lam)
     margin = m * np.finfo(float).eps * (top + lam)
+    t0 = limit.elapsed() if timed else 0.0
     best = lambda_max_upper(B + U) + margin
+    first = limit.elapsed() - t0 if timed else 0.0
     Y, t = U.copy(), 1.0
     for it in range(iters):
-        if limit is not None and limit.expired():
+        if limit is not None and (limit.expired()
+                                  or (timed and limit.remaining() < 2.0 * first)):
             break
         w, V = eigh(B + Y, subset_by_index=[m - rank, m - 1])
         p = np.exp((w - w[-1]) / mu)

@@ -236,13 +236,7 @@ class _DataCovariance(_Covariance):
         else:
             self.X = np.asarray(X, dtype=np.float64)
             g = _unit(_abs_max(self.X))
-            # (one scaled copy, centred and squared in place: the same numbers
-            # as ((X g - mean) ** 2).sum(0) without two more copies of X)
-            Xg = self.X * g
-            mean = Xg.mean(axis=0) if center else np.zeros(n)
-            Xg -= mean
-            np.square(Xg, out=Xg)
-            ss = Xg.sum(axis=0)
+            mean, ss = _column_moments(self.X, g, center)
         var_g = np.maximum(ss / self.denom, 0.0)
         _check_data_scale(var_g, g)
         var = var_g / g / g
@@ -326,6 +320,45 @@ def _abs_max(A: NDArray[np.float64]) -> float:
     if math.isfinite(hi) and math.isfinite(lo):
         return max(hi, -lo)
     return float(np.abs(A).max())
+
+
+# _column_moments scales, centres and squares this many columns of X at a
+# time, in one buffer (the NYT counts, 8,447 x 500: 4.8 ms of a 13 ms pass
+# was the page faults of a whole scaled copy).
+MOMENT_COLUMNS = 32
+
+
+def _column_moments(X: NDArray[np.float64], g: float,
+                    center: bool) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The means of the columns of ``X g`` (0 without ``center``) and their
+    sums of squared deviations, ``((X g - mean) ** 2).sum(0)``: the same
+    numbers as that expression.  For ``X`` in Fortran order, whose columns
+    numpy reduces one at a time (pairwise, along the column) however many
+    there are, MOMENT_COLUMNS columns at a time in one buffer instead of a
+    scaled copy of ``X``; otherwise as written (numpy's order of the sums
+    over rows of a C-ordered array depends on its shape: a 50 x 33 array
+    gave other last bits in column blocks)."""
+    m, n = X.shape
+    fortran = X.flags.f_contiguous and not X.flags.c_contiguous
+    if not fortran or n <= MOMENT_COLUMNS:
+        Xg = X * g
+        mean = Xg.mean(axis=0) if center else np.zeros(n)
+        Xg -= mean
+        np.square(Xg, out=Xg)
+        return mean, Xg.sum(axis=0)
+    mean = np.zeros(n)
+    ss = np.empty(n)
+    buf = np.empty((m, MOMENT_COLUMNS), order="F")
+    for j in range(0, n, MOMENT_COLUMNS):
+        w = min(MOMENT_COLUMNS, n - j)
+        B = buf[:, :w]
+        np.multiply(X[:, j:j + w], g, out=B)
+        if center:
+            mean[j:j + w] = B.mean(axis=0)
+            B -= mean[j:j + w]
+        np.square(B, out=B)
+        ss[j:j + w] = B.sum(axis=0)
+    return mean, ss
 
 
 def _unit(amax: float) -> float:

@@ -445,8 +445,10 @@ def test_limit_in_components_and_the_estimator(monkeypatch):
         with pytest.warns(spca.ConvergenceWarning, match=r"component 0 \(k=4\): time_limit"):
             out = fit(5.0)
         comps = out if isinstance(out, spca.SparseComponents) else out.result_
-        # one greedy selection per component, nothing else
-        assert len(grows) == 3
+        # one greedy selection in the first component's search; the later
+        # components start past the limit: their answer needs no search
+        # (one row of the deflated covariance, see _late_answer)
+        assert len(grows) == 1
         assert comps.status == "time_limit" and comps.n_components == 3
         for c in comps.components:
             assert c.search.status == "time_limit" and c.search.n_solves == 0
@@ -471,7 +473,8 @@ def test_limit_in_sparse_topics(monkeypatch):
     with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
         res = sparse_topics(counts, n_components=2, cardinality=3, n_candidates=16,
                             time_limit=5.0)
-    assert res.status == "time_limit" and len(grows) == 2
+    # (the second topic starts past the limit: its answer needs no search)
+    assert res.status == "time_limit" and len(grows) == 1
     for topic in res.topics:
         assert len(topic.words) == 3
         assert topic.explained_variance <= topic.variance_upper_bound * (1 + 1e-12)
@@ -1423,3 +1426,248 @@ def test_fit_past_the_limit_other_deflations_keep_valid_bounds(monkeypatch, defl
     S1 = spca.deflate(S, x, deflation)
     assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 3) * (1 - 1e-12)
     assert est.variance_upper_bounds_[1] >= best_k_sparse(S1, 3) * (1 - 1e-10)
+
+
+# -- components that start past the limit: the answer without a search -------
+
+def spy_searches(monkeypatch) -> tuple[list, list]:
+    """The searches ``_components`` starts and the ``n x n`` blocks of the
+    deflated covariance it forms (requests for more than ``k`` features)."""
+    from spca import _deflation
+
+    searches: list = []
+    blocks: list = []
+    real_search = _deflation._search
+    real_block = _deflation._DeflatedCovariance.block
+
+    def search(*args, **kwargs):
+        searches.append(args[1])
+        return real_search(*args, **kwargs)
+
+    def block(self, idx):
+        blocks.append(len(idx))
+        return real_block(self, idx)
+
+    monkeypatch.setattr(_deflation, "_search", search)
+    monkeypatch.setattr(_deflation._DeflatedCovariance, "block", block)
+    return searches, blocks
+
+
+def deflated_covariances(S: np.ndarray, comps, deflation: str) -> list[np.ndarray]:
+    """``Sigma_t`` of each component (by spca.deflate, independently of the
+    operator the components were solved on)."""
+    out = [S]
+    for c in comps.components[:-1]:
+        out.append(spca.deflate(out[-1], c.loadings, deflation))
+    return out
+
+
+@pytest.mark.parametrize("deflation", ["schur", "removal", "projection"])
+def test_components_past_the_limit_need_no_search(monkeypatch, deflation):
+    S = spiked(13, 12)
+    searches, blocks = spy_searches(monkeypatch)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # (every limit passes at once)
+    with pytest.warns(spca.ConvergenceWarning, match="time_limit"):
+        comps = spca.sparse_components(S, 3, cardinality=4, deflation=deflation,
+                                       time_limit=1.0)
+    assert comps.status == "time_limit" and comps.n_components == 3
+    # no search and no block of more than k features, but for a projection's
+    # later components (no carried bound: they keep the search's Gershgorin)
+    assert len(searches) == (2 if deflation == "projection" else 0)
+    if deflation != "projection":
+        assert max(blocks) == 4
+    for c, St in zip(comps.components, deflated_covariances(S, comps, deflation), strict=True):
+        assert c.search.status == "time_limit" and c.search.n_solves == 0
+        assert c.cardinality == 4 == np.count_nonzero(c.loadings)
+        vals = np.linalg.eigvalsh(St[np.ix_(c.support, c.support)])
+        assert c.variance == pytest.approx(vals[-1], rel=1e-9)
+        assert c.variance <= c.variance_upper_bound
+        assert c.variance_upper_bound >= best_k_sparse(St, 4) * (1 - 1e-10)
+
+
+def test_a_component_past_the_limit_has_the_search_answer(monkeypatch):
+    # the same support and loadings as the search past the limit makes them
+    # (one greedy step completed by the largest couplings), its k x k block
+    # only; the bound: the first component's Gershgorin bound as the search's
+    from spca import _deflation
+
+    S = spiked(14, 16)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        fast = spca.sparse_components(S, 2, cardinality=5, time_limit=1.0)
+        monkeypatch.setattr(_deflation, "_late_answer", lambda *a, **k: None)
+        slow = spca.sparse_components(S, 2, cardinality=5, time_limit=1.0)
+    for a, b in zip(fast.components, slow.components, strict=True):
+        np.testing.assert_array_equal(a.support, b.support)
+        np.testing.assert_allclose(a.loadings, b.loadings, rtol=1e-9, atol=1e-12)
+        assert a.variance == pytest.approx(b.variance, rel=1e-12)
+    assert fast.components[0].variance_upper_bound == pytest.approx(
+        slow.components[0].variance_upper_bound, rel=1e-12)
+
+
+def test_the_carried_bound_needs_as_many_nonzeros(monkeypatch):
+    # a bound on 1-sparse vectors (the largest variance, 2) says nothing
+    # about 5-sparse ones: after the first feature of a 6-feature factor the
+    # other five have 5-sparse variance 3.5 (1.5 each, couplings 0.5); the
+    # later component with the larger k gets the bound of its k largest
+    # variances
+    S = np.eye(8)
+    S[:6, :6] += 1.0
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        comps = spca.sparse_components(S, 2, cardinality=[1, 5], time_limit=1.0)
+    first, second = comps.components
+    assert first.variance_upper_bound == pytest.approx(2.0)
+    S1 = spca.deflate(S, first.loadings)
+    assert best_k_sparse(S1, 5) == pytest.approx(3.5)
+    assert second.variance == pytest.approx(3.5)
+    assert second.variance_upper_bound == pytest.approx(np.sort(np.diag(S1))[-5:].sum(),
+                                                        rel=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 10), k=st.integers(1, 4),
+       deflation=st.sampled_from(["schur", "removal", "projection"]),
+       rank=st.integers(1, 12))
+def test_past_the_limit_every_component_is_bounded(seed, n, k, deflation, rank):
+    # low-rank (singular) covariances too, where Schur deflation floors
+    # variances to 0: every component's bound covers its deflated covariance
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((rank, n)) * rng.uniform(0.2, 3.0, n)
+    S = A.T @ A / rank
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_limits, "clock", TickingClock(10.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            comps = spca.sparse_components(S, 3, cardinality=k, deflation=deflation,
+                                           time_limit=1.0)
+    for c, St in zip(comps.components, deflated_covariances(S, comps, deflation), strict=True):
+        assert c.cardinality <= k
+        assert c.variance <= c.variance_upper_bound
+        best = best_k_sparse(St, k)
+        assert c.variance_upper_bound >= best - 1e-9 * max(best, np.abs(S).max())
+
+
+def test_descent_under_a_limit_only_with_time_for_its_eigensolves(monkeypatch):
+    # the dual descent's first bound is an eigensolve of the whole block:
+    # with less time left than DESCENT_LIMIT_EIGS predicted eigensolves it is
+    # not started (its cut is inf), with more it is
+    rng = np.random.default_rng(16)
+    A = rng.standard_normal((30, 20))
+    B = A.T @ A / 30
+    monkeypatch.setattr(_limits, "clock", StepClock())
+    limit = _limits.TimeLimit(1.0)
+    cut = _path._descent_cut(B, 0.3, limit=limit,
+                             eig_seconds=1.01 / _path.DESCENT_LIMIT_EIGS)
+    assert cut.upper_bound == np.inf
+    ran = _path._descent_cut(B, 0.3, iters=3, limit=limit, eig_seconds=1e-3)
+    # (a cut: phi(lam) + lam k bounds every k-sparse variance)
+    assert ran.upper_bound + 0.3 * 3 >= best_k_sparse(B, 3)
+    free = _path._descent_cut(B, 0.3, iters=3)
+    assert ran.upper_bound == free.upper_bound  # (the same steps when they fit)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(2, 300), n=st.integers(1, 120),
+       order=st.sampled_from(["C", "F", "strided"]), center=st.booleans())
+def test_column_moments_are_the_expression_bit_for_bit(seed, m, n, order, center):
+    # fit's pass over dense X in column blocks: the same numbers as
+    # ((X g - mean) ** 2).sum(0), so results without a limit do not change
+    from spca._variance import MOMENT_COLUMNS, _column_moments
+
+    rng = np.random.default_rng(seed)
+    X = (rng.standard_normal((m, 2 * n)) * rng.uniform(1e-3, 1e3, 2 * n)
+         + rng.uniform(-5, 5, 2 * n))
+    X = {"C": X[:, :n].copy(), "F": np.asfortranarray(X[:, :n]), "strided": X[:, ::2]}[order]
+    g = 2.0 ** -int(rng.integers(-3, 12))
+    Xg = X * g
+    mean = Xg.mean(axis=0) if center else np.zeros(n)
+    ss = ((Xg - mean) ** 2).sum(axis=0)
+    got_mean, got_ss = _column_moments(X, g, center)
+    np.testing.assert_array_equal(got_mean, mean)
+    np.testing.assert_array_equal(got_ss, ss)
+    assert MOMENT_COLUMNS < 120  # (the blocks are exercised)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 300),
+       noise=st.sampled_from([0.0, 1e-13, 1e-10]), order=st.sampled_from(["C", "F"]))
+def test_dense_block_is_the_symmetric_mean_bit_for_bit(seed, n, noise, order):
+    # the compiled one-pass check: the same block as 0.5 B + 0.5 B' and the
+    # same scale as np.abs(B).max(), for every tile size's edges
+    from spca import _bca_fast
+    from spca._validation import dense_block
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n + 2, n))
+    S = A.T @ A / (n + 2) + noise * rng.standard_normal((n, n))
+    S = np.asfortranarray(S) if order == "F" else S
+    ref = 0.5 * S + 0.5 * S.T
+    np.testing.assert_array_equal(dense_block(S, np.arange(n)), ref)
+    assert _bca_fast.abs_max(np.ascontiguousarray(S)) == np.abs(S).max()
+    idx = np.sort(rng.choice(n, (n + 1) // 2, replace=False))
+    np.testing.assert_array_equal(dense_block(S, idx), ref[np.ix_(idx, idx)])
+
+
+@pytest.mark.parametrize("bad, match", [
+    (np.nan, r"Sigma must be finite, got nan at \(2, 5\)"),
+    (np.inf, r"Sigma must be finite, got inf at \(2, 5\)"),
+    (7.0, r"Sigma must be symmetric, but Sigma\[2, 5\] = 7.0"),
+])
+def test_dense_block_errors_name_the_entry(bad, match):
+    S = np.eye(200)
+    S[2, 5] = bad
+    with pytest.raises(ValueError, match=match):
+        spca.sparse_components(S, 1, cardinality=2, time_limit=1.0)
+    assert S[2, 5] == bad or np.isnan(S[2, 5])  # (the caller's array is not modified)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(1, 40), repeat=st.booleans())
+def test_top_pair_is_the_spread_top(seed, m, repeat):
+    # the late answers' leading eigenvector from two eigenpairs: spread_top's
+    # value and vector (a repeated top eigenvalue goes to spread_top itself)
+    from spca._deflation import _top_pair
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m + 3, m))
+    B = A.T @ A
+    if repeat and m >= 2:
+        Q = np.linalg.qr(rng.standard_normal((m, m)))[0]
+        w = np.sort(rng.uniform(0.1, 1.0, m))
+        w[-2:] = 2.0
+        B = (Q * w) @ Q.T
+        B = 0.5 * (B + B.T)
+    value, v = _top_pair(B)
+    ref_value, ref_v = _ksparse.spread_top(B)
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    assert np.linalg.norm(v) == pytest.approx(1.0)
+    assert v[np.argmax(np.abs(v))] > 0
+    if not repeat:
+        w = np.linalg.eigvalsh(B)
+        gap = w[-1] - w[-2] if m > 1 else 1.0
+        # (an eigenvector is determined to rounding over the eigenvalue gap)
+        np.testing.assert_allclose(v, ref_v, atol=1e-12 * w[-1] / gap + 1e-12)
+    np.testing.assert_array_equal(v == 0, ref_v == 0)
+
+
+def test_fit_past_the_limit_does_not_check_the_gram_matrix_it_formed(monkeypatch):
+    # the leading block is X_c' X_c / (m - 1) of the validated X: PSD by
+    # construction (its smallest eigenvalue here is rounding), not factored
+    # again; a covariance the caller gives is still checked
+    made = spy_leading_blocks(monkeypatch)
+    checks: list[int] = []
+    real = _path.check_psd
+    monkeypatch.setattr(_path, "check_psd", lambda B, *a: checks.append(B.shape[0]) or real(B, *a))
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    X = leading_data(6, n=40, m=30)  # (fewer samples than features: singular)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
+        assert made and made[0].psd_checked and not checks
+        w = np.linalg.eigvalsh(made[0].C)
+        assert w[0] >= -1e-12 * w[-1]
+        spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit_covariance(np.cov(X, rowvar=False))
+    assert checks == [40]
