@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import spca
 from spca import _certificate, _ksparse, _path
 
 
@@ -224,3 +225,32 @@ def test_real_wide_sets_keep_their_certified_ratios(case, k):
     assert res.variance_upper_bound >= res.explained_variance
     assert res.n_solves <= 2
     assert sum(t.sweeps > 0 for t in res.trials) <= solves
+
+
+def test_fine_probes_lower_the_bound_of_small_relaxations(monkeypatch):
+    # (k = 5 on 120 features: the relaxation near the bound's minimum has a
+    # handful of nonzeros, where probes promising less than BOUND_RTOL are
+    # still made, down to FINE_RTOL)
+    S = factor_covariance(0, 120)
+    k = 5
+    fine = spca.dspca_cardinality(S, k)
+    monkeypatch.setattr(_path, "FINE_RTOL", _path.BOUND_RTOL)
+    coarse = spca.dspca_cardinality(S, k)
+    assert fine.explained_variance == coarse.explained_variance
+    assert fine.variance_upper_bound < coarse.variance_upper_bound * (1 - 1e-4)
+    # (still a bound: phi at its lam, solved tightly, plus lam k is below it)
+    ref = spca.dspca_bca(S, fine.bound_lam, tol=1e-10)
+    assert fine.variance_upper_bound >= ref.objective + fine.bound_lam * k - 1e-9
+
+
+def test_no_fine_probes_where_the_relaxation_is_large(monkeypatch):
+    # (the case above, with every solve counted as large: no fine probe, the
+    # search of a coarse BOUND_RTOL alone)
+    S = factor_covariance(0, 120)
+    k = 5
+    monkeypatch.setattr(_path, "FINE_CARD", 0)
+    guarded = spca.dspca_cardinality(S, k)
+    monkeypatch.setattr(_path, "FINE_RTOL", _path.BOUND_RTOL)
+    coarse = spca.dspca_cardinality(S, k)
+    assert guarded.variance_upper_bound == coarse.variance_upper_bound
+    assert [t.lam for t in guarded.trials] == [t.lam for t in coarse.trials]
