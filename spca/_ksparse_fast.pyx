@@ -8,11 +8,13 @@ passes per step; on blocks of tens of features that overhead was most of a
 60-feature ``cardinality_path``.  ``secular_roots`` runs the same iteration,
 operation for operation and in the same order (so the same roots, bit for
 bit), in one loop.  ``top_k_positions`` selects the truncated power
-method's ``k`` largest magnitudes in one pass.
+method's ``k`` largest magnitudes in one pass; ``pair_bounds`` evaluates
+the candidates' ``2 x 2`` eigenvalue bounds (``_ksparse._pair_bounds``) in
+one loop, with NumPy's operations in NumPy's order.
 """
 # SPDX-License-Identifier: BSD-3-Clause
 
-from libc.math cimport fabs
+from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc
 
 
@@ -111,3 +113,23 @@ def top_k_positions(const double[::1] a, Py_ssize_t[::1] out):
                 p -= 1
     free(vals)
     return n_nan
+
+
+def pair_bounds(double top, const double[::1] w, const double[::1] nb2,
+                const double[::1] c, double[::1] lower, double[::1] upper):
+    """The two ``2 x 2`` bounds of ``_ksparse._pair_bounds`` for every column
+    ``j``, in place, operation for operation as NumPy evaluates them:
+    ``lower_j = 0.5 * (top + c_j + sqrt((top - c_j)^2 + 4 w_j w_j))`` and
+    ``upper_j`` the same with ``nb2_j`` for ``w_j w_j``."""
+    cdef Py_ssize_t m = c.shape[0], j
+    cdef double s, d2
+    if w.shape[0] != m or nb2.shape[0] != m or lower.shape[0] != m or upper.shape[0] != m:
+        raise ValueError(f"pair_bounds: shapes do not match: c ({m},), w ({w.shape[0]},), "
+                         f"nb2 ({nb2.shape[0]},), lower ({lower.shape[0]},), "
+                         f"upper ({upper.shape[0]},)")
+    with nogil:
+        for j in range(m):
+            s = top + c[j]
+            d2 = (top - c[j]) * (top - c[j])
+            lower[j] = 0.5 * (s + sqrt(d2 + (4.0 * w[j]) * w[j]))
+            upper[j] = 0.5 * (s + sqrt(d2 + 4.0 * nb2[j]))

@@ -189,3 +189,36 @@ def test_swaps_reach_the_swap_optimum_of_dense_eigensolves(m, k, seed):
     np.testing.assert_array_equal(mv.support, S)
     assert mv.swaps == n
     assert mv.variance == pytest.approx(val, rel=1e-12)
+
+
+@given(st.integers(0, 60), st.integers(1, 6), st.integers(0, 2**32 - 1),
+       st.floats(-30, 30))
+@settings(max_examples=100, deadline=None)
+def test_pair_bounds_kernel_equals_the_numpy_formulas_bit_for_bit(m, s, seed, log_scale):
+    rng = np.random.default_rng(seed)
+    scale = 2.0**log_scale
+    X = scale * rng.standard_normal((s, m))
+    u = rng.standard_normal(s)
+    u /= np.linalg.norm(u)
+    c = scale * rng.random(m)
+    top = float(scale * (1.0 + rng.random()))
+    lower, upper = _ksparse._pair_bounds(top, u, X, c)
+    w = u @ X
+    nb2 = np.einsum("ij,ij->j", X, X)
+    np.testing.assert_array_equal(
+        lower, 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * w * w)))
+    np.testing.assert_array_equal(upper, 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * nb2)))
+    # and they bracket the largest eigenvalue of each bordered matrix
+    A = X @ X.T / max(m, 1) + top * np.outer(u, u)
+    for j in range(min(m, 5)):
+        M = np.block([[A, X[:, j:j + 1]], [X[:, j:j + 1].T, c[j:j + 1, None]]])
+        val = np.linalg.eigvalsh(M)[-1]
+        top_a, u_a = _ksparse.top_eig(A)
+        lo, up = _ksparse._pair_bounds(top_a, u_a, X[:, j:j + 1], c[j:j + 1])
+        assert lo[0] <= val * (1 + 1e-10) + 1e-300 and val <= up[0] * (1 + 1e-10) + 1e-300
+
+
+def test_pair_bounds_kernel_refuses_mismatched_shapes():
+    z = np.zeros(3)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        _ksparse_fast.pair_bounds(1.0, z, z, np.zeros(4), np.zeros(4), np.zeros(4))
