@@ -97,8 +97,8 @@ def top_k(a: NDArray[np.float64], k: int) -> NDArray[np.intp]:
     """Positions of the ``k`` largest entries of ``a``, sorted; ties go to the
     lower position: the set of ``np.sort(np.argsort(-a, kind="stable")[:k])``
     (``tests/test_ksparse_kernel.py`` checks it), for ``k`` up to TOP_K_SCAN
-    by one compiled pass (1,024 candidate words, k = 5: 1-2 us against 4-14
-    us for the sort; ``np.partition`` took 79 us on a vector of one nonzero,
+    by one compiled pass (1,024 candidate words, k = 5: about 2 us against
+    4-14 us for the sort; ``np.partition`` took 79 us on a vector of one nonzero,
     the truncated power method's usual start).
     """
     m = a.size
@@ -235,8 +235,8 @@ def _pair_bounds(top: float, u: NDArray[np.float64], X: NDArray[np.float64],
     nb2 = np.einsum("ij,ij->j", X, X)  # ||b_j||^2
     # lower = 0.5 * (top + c + sqrt((top - c)**2 + 4 w_top**2)), upper the
     # same with nb2, in one compiled pass (the same values as those NumPy
-    # expressions, bit for bit: tests/test_ksparse_kernel.py; 19 -> 5 us
-    # over 1,020 candidate words)
+    # expressions, bit for bit: tests/test_ksparse_kernel.py; the whole
+    # function 19 -> 11 us over 1,020 candidate words)
     lower = np.empty(c.size)
     upper = np.empty(c.size)
     _ksparse_fast.pair_bounds(float(top), np.ascontiguousarray(w_top, dtype=np.float64),
