@@ -484,6 +484,14 @@ class _Solver:
         m = W.size
         d = self.d
         A = W[self._rowmax[W] > lam]
+        if A.size == 0:
+            # No edge at this lam: every feature is a block of its own, and
+            # the relevant one is the first of largest variance (the answer
+            # of the general rule below, without its labelling: 5 us instead
+            # of 40; 19 of the 43 checks of the NYT topics' searches).
+            if 1 > (1.0 - RESTRICT_FRACTION) * m:
+                return None, m
+            return W[int(np.argmax(d[W])):][:1], m
         # The graph among A (every other feature of W is a block of its own).
         lab_a = np.empty(A.size, dtype=np.intp)
         excess = np.empty(A.size)

@@ -88,3 +88,137 @@ def test_kernel_refuses_mismatched_shapes():
     with pytest.raises(ValueError, match="shapes do not match"):
         _ksparse_fast.secular_roots(np.zeros(2), np.zeros((3, 3)), np.zeros(3), x, x.copy(),
                                     x.copy(), max_iter=5, threshold=0.0)
+
+
+# -- top_k and the truncated power method ----------------------------------------------
+
+
+def _top_k_by_sort(a, k):
+    return np.sort(np.argsort(-a, kind="stable")[:k])
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_top_k_is_the_stable_sort_selection(data):
+    """The partition's selection is the stable sort's, ties (many equal
+    values, zeros, signed zeros), NaN and k at the ends included."""
+    m = data.draw(st.integers(0, 40))
+    pool = data.draw(st.sampled_from(["floats", "few values", "nan"]))
+    if pool == "floats":
+        a = np.array(data.draw(st.lists(st.floats(0, 1e3, allow_nan=False), min_size=m,
+                                        max_size=m)), dtype=float)
+    else:
+        values = [0.0, -0.0, 1.0, 2.5] + ([np.nan] if pool == "nan" else [])
+        a = np.array(data.draw(st.lists(st.sampled_from(values), min_size=m, max_size=m)),
+                     dtype=float)
+    k = data.draw(st.integers(0, m + 2))
+    got = _ksparse.top_k(a, k)
+    np.testing.assert_array_equal(got, _top_k_by_sort(a, k))
+    assert got.dtype == np.intp
+
+
+def _truncated_power_by_sort(pool, x0, k, max_iter=_ksparse.TPOWER_ITER):
+    """The truncated power method as it was written with full sorts."""
+    x = np.where(pool.usable, x0, 0.0)
+    S = _top_k_by_sort(np.abs(x), k)
+    for _ in range(max_iter):
+        y = x[S] @ pool.B.take(S, axis=0)
+        y[~pool.usable] = 0.0
+        T = _top_k_by_sort(np.abs(y), k)
+        x = np.zeros(pool.m)
+        x[T] = y[T] / max(float(np.linalg.norm(y[T])), np.finfo(float).tiny)
+        if np.array_equal(T, S):
+            break
+        S = T
+    return S
+
+
+@given(st.integers(2, 30), st.integers(1, 8), st.integers(0, 2**32 - 1),
+       st.sampled_from(["gaussian", "ties", "zero rows"]))
+@settings(max_examples=80, deadline=None)
+def test_truncated_power_same_support_as_with_sorts(m, k, seed, kind):
+    rng = np.random.default_rng(seed)
+    if kind == "ties":
+        # equicorrelated: many equal entries of B x
+        B = 0.5 * np.ones((m, m)) + 0.5 * np.eye(m)
+    else:
+        A = rng.standard_normal((m, m + 3))
+        B = A @ A.T
+        if kind == "zero rows":
+            B[: m // 2] = 0.0
+            B[:, : m // 2] = 0.0
+    pool = _ksparse._Pool(B)
+    if not pool.usable.any():
+        return
+    for x0 in (np.eye(m)[int(np.argmax(pool.d))], rng.standard_normal(m)):
+        np.testing.assert_array_equal(pool.truncated_power(x0, k),
+                                      _truncated_power_by_sort(pool, x0, k))
+
+
+def _swaps_by_eigensolves(B, S):
+    """Best-improvement swaps, every exchange scored by a dense eigensolve."""
+    S = np.sort(S)
+    cur = np.linalg.eigvalsh(B[np.ix_(S, S)])[-1]
+    n_swaps = 0
+    while True:
+        outside = np.setdiff1d(np.arange(B.shape[0]), S)
+        best, T_best = cur * (1.0 + _ksparse.SWAP_RTOL), None
+        for i in range(S.size):
+            for j in outside:
+                T = np.sort(np.append(np.delete(S, i), j))
+                val = np.linalg.eigvalsh(B[np.ix_(T, T)])[-1]
+                if val > best:
+                    best, T_best = val, T
+        if T_best is None:
+            return S, cur, n_swaps
+        S, cur, n_swaps = T_best, best, n_swaps + 1
+
+
+@given(st.integers(4, 14), st.integers(2, 4), st.integers(0, 2**32 - 1))
+@settings(max_examples=40, deadline=None)
+def test_swaps_reach_the_swap_optimum_of_dense_eigensolves(m, k, seed):
+    """The swap search (blocks without row i by takes, candidates screened
+    by bounds, scored by the secular equation) takes the same swaps as
+    scoring every exchange by a dense eigensolve."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, m + 2))
+    B = A @ A.T
+    S0 = np.sort(rng.choice(m, size=k, replace=False))
+    mv = _ksparse._Pool(B).swaps(S0)
+    S, val, n = _swaps_by_eigensolves(B, S0)
+    np.testing.assert_array_equal(mv.support, S)
+    assert mv.swaps == n
+    assert mv.variance == pytest.approx(val, rel=1e-12)
+
+
+@given(st.integers(0, 60), st.integers(1, 6), st.integers(0, 2**32 - 1),
+       st.floats(-30, 30))
+@settings(max_examples=100, deadline=None)
+def test_pair_bounds_kernel_equals_the_numpy_formulas_bit_for_bit(m, s, seed, log_scale):
+    rng = np.random.default_rng(seed)
+    scale = 2.0**log_scale
+    X = scale * rng.standard_normal((s, m))
+    u = rng.standard_normal(s)
+    u /= np.linalg.norm(u)
+    c = scale * rng.random(m)
+    top = float(scale * (1.0 + rng.random()))
+    lower, upper = _ksparse._pair_bounds(top, u, X, c)
+    w = u @ X
+    nb2 = np.einsum("ij,ij->j", X, X)
+    np.testing.assert_array_equal(
+        lower, 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * w * w)))
+    np.testing.assert_array_equal(upper, 0.5 * (top + c + np.sqrt((top - c) ** 2 + 4.0 * nb2)))
+    # and they bracket the largest eigenvalue of each bordered matrix
+    A = X @ X.T / max(m, 1) + top * np.outer(u, u)
+    for j in range(min(m, 5)):
+        M = np.block([[A, X[:, j:j + 1]], [X[:, j:j + 1].T, c[j:j + 1, None]]])
+        val = np.linalg.eigvalsh(M)[-1]
+        top_a, u_a = _ksparse.top_eig(A)
+        lo, up = _ksparse._pair_bounds(top_a, u_a, X[:, j:j + 1], c[j:j + 1])
+        assert lo[0] <= val * (1 + 1e-10) + 1e-300 and val <= up[0] * (1 + 1e-10) + 1e-300
+
+
+def test_pair_bounds_kernel_refuses_mismatched_shapes():
+    z = np.zeros(3)
+    with pytest.raises(ValueError, match="shapes do not match"):
+        _ksparse_fast.pair_bounds(1.0, z, z, np.zeros(4), np.zeros(4), np.zeros(4))

@@ -201,3 +201,71 @@ def test_topics_single_feature_solves_match_the_solver(monkeypatch):
     res = sparse_topics(load_nytimes_sample(), n_components=5, cardinality=5)
     assert len(calls) == 24
     assert [t.words[0] for t in res.topics] == ["company", "play", "official", "state", "man"]
+
+
+# -- relevance checks without an edge ------------------------------------------------
+
+
+def _relevant_reference(S, lam, W):
+    """spca._bca's rule (blocks, cheap bounds, relevant blocks) over W."""
+    from spca import _bca
+
+    Sw = S[np.ix_(W, W)]
+    blocks = _bca._blocks(Sw, lam)
+    R = _bca._relevant(Sw, lam, blocks, _bca._cheap_bounds(Sw, lam, blocks))
+    return (None if R is None else W[R]), len(blocks)
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_relevant_features_match_the_solver_rule(data):
+    """_Solver._relevant (with its shortcut when no entry off the diagonal
+    passes lam) gives spca._bca's relevant features and block count, at lams
+    with and without edges, ties of the largest variance included."""
+    n = data.draw(st.integers(1, 12))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n + 2))
+    S = A @ A.T / (n + 2)
+    if n > 1 and data.draw(st.booleans()):
+        S[1, 1] = S[0, 0]  # (a tie of the largest variance is possible)
+    solver = _path._Solver(_MatrixCovariance(S), max_sweeps=50,
+                           options=_path._solver_options(5, 1e-3, True), verbose=False)
+    d = np.diag(S)
+    off = np.abs(S - np.diag(d)).max() if n > 1 else 0.0
+    frac = data.draw(st.floats(0.0, 0.999))
+    lam = frac * float(d.max())
+    if data.draw(st.booleans()) and off < d.max():
+        lam = off + frac * (float(d.max()) - off)  # (no edge at this lam)
+    W, R, n_blocks = solver.plan(lam)
+    R_ref, n_ref = _relevant_reference(S, lam, W)
+    assert n_blocks == n_ref
+    if R_ref is None:
+        assert R is None
+    else:
+        np.testing.assert_array_equal(R, R_ref)
+        assert R.dtype == np.intp
+
+
+def test_relevant_shortcut_taken_on_the_topics(monkeypatch):
+    """The NYT searches check relevance at lams without any edge (the
+    shortcut's case: 19 of the checks, each lam once) and the first topic
+    keeps its words."""
+    from spca.datasets import load_nytimes_sample
+    from spca.text import sparse_topics
+
+    seen = []
+    general = _path._Solver._relevant
+
+    def spy(self, lam, W):
+        out = general(self, lam, W)
+        if not np.any(self._rowmax[W] > lam):
+            seen.append(out)
+        return out
+
+    monkeypatch.setattr(_path._Solver, "_relevant", spy)
+    res = sparse_topics(load_nytimes_sample(), n_components=5, cardinality=5)
+    assert len(seen) >= 15
+    assert all(R is not None and R.size == 1 for R, _ in seen)
+    assert [t.words for t in res.topics][0] == ["company", "percent", "market", "business",
+                                                "price"]
