@@ -1659,13 +1659,12 @@ FINE_CARD = 32
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
 # A search that stepped across a jump (see JUMP_STEP) counts that step's
-# solve as its probe inside the jump.  A further probe at the jump's kink was
-# measured and left out: the optimum there mixes both sides' supports, so a
-# rank-one dual probe fails (its cut 33.48 at NCI60's 2,000 genes, k = 50),
-# a probe capped at one sweep stalls into a whole-block sweep (14 s), and
-# three sweeps warm from the near side solved to 1e-6 reached 33.279 (ratio
-# 0.9759 against 0.9725) at 9.8-13x eigvalsh of CPU in all, over the 10x
-# target; from a start solved to 1e-4 it stalled too (10-19 s).
+# solve as its probe inside the jump.  The optimum at the jump's kink mixes
+# both sides' supports: a rank-one dual probe fails there (its cut 33.48 at
+# NCI60's 2,000 genes, k = 50), and solves over every feature stall (a probe
+# capped at one sweep ran a whole-block sweep, 14 s; three sweeps warm from
+# the near side reached 33.279 at 9.8-13x eigvalsh in all).  The kink gets
+# a probe over the two sides' supports instead (see KINK_PROBES).
 # Steps across a jump are made over at most this many features (at 5,000 a
 # one-sweep solve on the near side ran whole-block sweeps for minutes).
 JUMP_STEP_MAX = 2048
