@@ -1,6 +1,8 @@
 """The compiled secular-equation kernel against a NumPy transcription of the
 same iteration (bit for bit) and against eigvalsh of the bordered matrices."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -117,22 +119,6 @@ def test_top_k_is_the_stable_sort_selection(data):
     assert got.dtype == np.intp
 
 
-def _truncated_power_by_sort(pool, x0, k, max_iter=_ksparse.TPOWER_ITER):
-    """The truncated power method as it was written with full sorts."""
-    x = np.where(pool.usable, x0, 0.0)
-    S = _top_k_by_sort(np.abs(x), k)
-    for _ in range(max_iter):
-        y = x[S] @ pool.B.take(S, axis=0)
-        y[~pool.usable] = 0.0
-        T = _top_k_by_sort(np.abs(y), k)
-        x = np.zeros(pool.m)
-        x[T] = y[T] / max(float(np.linalg.norm(y[T])), np.finfo(float).tiny)
-        if np.array_equal(T, S):
-            break
-        S = T
-    return S
-
-
 @given(st.integers(2, 30), st.integers(1, 8), st.integers(0, 2**32 - 1),
        st.sampled_from(["gaussian", "ties", "zero rows"]))
 @settings(max_examples=80, deadline=None)
@@ -151,8 +137,10 @@ def test_truncated_power_same_support_as_with_sorts(m, k, seed, kind):
     if not pool.usable.any():
         return
     for x0 in (np.eye(m)[int(np.argmax(pool.d))], rng.standard_normal(m)):
-        np.testing.assert_array_equal(pool.truncated_power(x0, k),
-                                      _truncated_power_by_sort(pool, x0, k))
+        # (the reference: the same iteration with the full stable sorts)
+        with mock.patch.object(_ksparse, "top_k", _top_k_by_sort):
+            ref = pool.truncated_power(x0, k)
+        np.testing.assert_array_equal(pool.truncated_power(x0, k), ref)
 
 
 def _swaps_by_eigensolves(B, S):

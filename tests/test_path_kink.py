@@ -13,11 +13,11 @@ import pytest
 from _reference import sdp_value
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_path_dual_probe import solver_for
 
 import spca
 from spca import _path
-from spca._path import LamTrial, _kink, _Solver, _solver_options
-from spca._variance import _MatrixCovariance
+from spca._path import LamTrial, _kink
 
 
 def jump_correlation(seed: int, n: int = 160, a: int = 8, b: int = 48,
@@ -34,9 +34,6 @@ def jump_correlation(seed: int, n: int = 160, a: int = 8, b: int = 48,
     return X.T @ X
 
 
-def solver_for(S: np.ndarray) -> _Solver:
-    return _Solver(_MatrixCovariance(S), max_sweeps=500,
-                   options=_solver_options(5, 1e-3, True), verbose=False)
 
 
 def scan_minimum(S: np.ndarray, k: int, lo: float, hi: float) -> float:
