@@ -1655,6 +1655,9 @@ BOUND_RTOL = 2e-3
 # (issue 27 was filed at 0.9896116), 6 -> 9 solves at the same time.
 FINE_RTOL = 2e-5
 FINE_CARD = 32
+# ... and the solve of the best cut, when its gap is above this, is solved
+# again to it (warm, within the probes' budget).
+TIGHT_TOL = 1e-6
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
@@ -2485,6 +2488,20 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             warnings.simplefilter("ignore", EmptyProblemWarning)
             solver.solve(lam, BOUND_TOL, cap, role="bound", limit=limit)
         excess += float(size) ** 3 * (sweep_cost(size) - SWEEP_COST) * solver.trials[-1].sweeps
+    if fine and probes and not (limit is not None and limit.limited):
+        # (the best cut's solve, if loose, tightened warm: see TIGHT_TOL)
+        mine = [t for t in solver.trials[first:]
+                if t.lam >= floor and math.isfinite(t.upper_bound)]
+        if mine:
+            top = min(mine, key=lambda t: t.upper_bound + t.lam * k)
+            size = max(solver.size_at(top.lam), 1)
+            cap = min(BOUND_SWEEPS,
+                      probe_sweeps(size, eig_budget - (solver.work - work0) - excess))
+            if top.gap > TIGHT_TOL and top.role != "bound" and cap >= 1:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", EmptyProblemWarning)
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    solver.solve(top.lam, TIGHT_TOL, cap, role="bound", limit=limit)
     kink = _kink(solver.trials[first:], k) if probes and KINK_PROBES else None
     if kink is not None and dual and not (limit is not None and limit.limited):
         lam_k, value, near, far = kink
