@@ -719,13 +719,7 @@ def _top_pair(B: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
     top = float(w[-1])
     if w[0] >= top - _ksparse.DEGENERATE_RTOL * max(abs(top), np.finfo(float).tiny):
         return _ksparse.spread_top(B)
-    v = V[:, -1].copy()
-    a = np.abs(v)
-    v[a <= _ksparse.ZERO_RTOL * a.max()] = 0.0
-    v /= np.linalg.norm(v)
-    if v[np.argmax(np.abs(v))] < 0:
-        v = -v
-    return float(v @ B @ v), v
+    return _ksparse.spread_in(B, V[:, -1:])
 
 
 def _late_answer(work: _DeflatedCovariance, k: int, tol: float,

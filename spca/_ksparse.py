@@ -155,7 +155,13 @@ def spread_top(A: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
     """
     w, V = np.linalg.eigh(A)
     top = float(w[-1])
-    E = V[:, w >= top - DEGENERATE_RTOL * max(abs(top), np.finfo(float).tiny)]
+    return spread_in(A, V[:, w >= top - DEGENERATE_RTOL * max(abs(top), np.finfo(float).tiny)])
+
+
+def spread_in(A: NDArray[np.float64],
+              E: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    """The vector and value of :func:`spread_top` from ``E``, an orthonormal
+    basis of ``A``'s leading eigenspace (one column when it is simple)."""
     rows = np.linalg.norm(E, axis=1)
     live = rows > ZERO_RTOL * rows.max()
     if E.shape[1] == 1:

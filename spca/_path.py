@@ -2494,10 +2494,10 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 if t.lam >= floor and math.isfinite(t.upper_bound)]
         if mine:
             top = min(mine, key=lambda t: t.upper_bound + t.lam * k)
-            size = max(solver.size_at(top.lam), 1)
-            cap = min(BOUND_SWEEPS,
-                      probe_sweeps(size, eig_budget - (solver.work - work0) - excess))
-            if top.gap > TIGHT_TOL and top.role != "bound" and cap >= 1:
+            cap = (min(BOUND_SWEEPS, probe_sweeps(max(solver.size_at(top.lam), 1),
+                                                  eig_budget - (solver.work - work0) - excess))
+                   if top.gap > TIGHT_TOL and top.role != "bound" else 0)
+            if cap >= 1:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", EmptyProblemWarning)
                     warnings.simplefilter("ignore", ConvergenceWarning)

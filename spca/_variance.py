@@ -33,6 +33,7 @@ from ._validation import (
     MAX_SCALE,
     MIN_SCALE,
     SYM_RTOL,
+    _abs_max,
     _as_real_dense,
     check_covariance_shape,
     check_scale,
@@ -308,18 +309,6 @@ class _DataCovariance(_Covariance):
         t = self.scores(x)
         out = np.asarray(self.X.T @ t, dtype=np.float64).ravel() - self.mean * t.sum()
         return out / self.denom / self.scale
-
-
-def _abs_max(A: NDArray[np.float64]) -> float:
-    """``max |A_ij|`` (0 for an empty array) from the largest and smallest
-    entries, without the copy ``np.abs(A)`` makes (the same value; a
-    non-finite array takes the copy's way, which gives the same NaN)."""
-    if not A.size:
-        return 0.0
-    hi, lo = float(A.max()), float(A.min())
-    if math.isfinite(hi) and math.isfinite(lo):
-        return max(hi, -lo)
-    return float(np.abs(A).max())
 
 
 # _column_moments scales, centres and squares this many columns of X at a
