@@ -17,6 +17,7 @@ from spca.text._cooccur import (
     cooccurrence_add,
     normalize_documents,
     symmetrize_gram,
+    symmetrize_int_gram,
     word_moments,
 )
 
@@ -343,3 +344,181 @@ def test_threads_report_the_first_bad_record(n_threads):
     with pytest.raises(ValueError, match=f"position {k} of word {word[r - 10]} out of range"):
         cooccurrence_add(doc, word, x, bad_position, pairs, sq, sums, n_threads=n_threads)
     assert not pairs.any() and not sq.any() and not sums.any()
+
+
+# --------------------------------------------------------------------------
+# the int32 accumulator: integer values whose sums provably fit
+# --------------------------------------------------------------------------
+
+
+def _int_chunk(rng, n_docs, n_words, density, top):
+    """Records of a CSR count matrix (sorted words in each document)."""
+    X = sp.random_array((n_docs, n_words), density=density, rng=rng, format="csr",
+                        data_sampler=lambda size: rng.integers(1, top + 1, size=size))
+    X.sum_duplicates()
+    doc = np.repeat(np.arange(n_docs), np.diff(X.indptr)).astype(np.int64)
+    return doc, X.indices.astype(np.int64), X.data.astype(np.float64), X.toarray()
+
+
+def _int_gram(chunks, position, k, block, ld):
+    pairs = np.zeros((k, ld), dtype=np.int32)
+    squares, sums = np.zeros(k), np.zeros(k)
+    for doc, word, x in chunks:
+        assert cooccurrence_add(doc, word, x, position, pairs, squares, sums, block) is True
+    gram = np.full((k, k), np.nan)
+    symmetrize_int_gram(pairs, squares, gram)
+    return gram, sums, squares
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_words=st.integers(1, 30),
+       density=st.floats(0.0, 1.0), block=st.sampled_from([1, 2, 4, 512]),
+       pad=st.integers(0, 3), top=st.sampled_from([1, 3, 1000]), n_threads=st.integers(1, 3))
+def test_int32_gram_is_the_float64_gram_bit_for_bit(seed, n_docs, n_words, density, block, pad,
+                                                    top, n_threads):
+    rng = np.random.default_rng(seed)
+    doc, word, x, dense = _int_chunk(rng, n_docs, n_words, density, top)
+    words = np.sort(rng.permutation(n_words)[:rng.integers(1, n_words + 1)])
+    k = len(words)
+    position = np.full(n_words, -1, dtype=np.int64)
+    position[words] = np.arange(k)
+    half = np.searchsorted(doc, n_docs // 2)  # two chunks into the same accumulator
+    chunks = [(doc[:half], word[:half], x[:half]), (doc[half:], word[half:], x[half:])]
+    pairs = np.zeros((k, k + pad), dtype=np.int32)
+    squares, sums = np.zeros(k), np.zeros(k)
+    for c in chunks:
+        assert cooccurrence_add(*c, position, pairs, squares, sums, block,
+                                n_threads=n_threads) is True
+    assert not pairs[:, k:].any()  # the padding is never written
+    gram = np.full((k, k), np.nan)
+    symmetrize_int_gram(pairs, squares, gram)
+    fgram, fsums = _gram(doc, word, x, position, k, 256, k + pad)
+    np.testing.assert_array_equal(gram, fgram)
+    np.testing.assert_array_equal(sums, fsums)
+    S = dense[:, words]
+    np.testing.assert_array_equal(gram, S.T @ S)  # integers: exact in any order
+    np.testing.assert_array_equal(sums, S.sum(axis=0))
+
+
+def _refused(doc, word, x, position, k, squares=None):
+    """cooccurrence_add into an int32 accumulator returns False and writes nothing."""
+    pairs = np.full((k, k), 7, dtype=np.int32)
+    squares = np.zeros(k) if squares is None else squares
+    sq0, sums = squares.copy(), np.full(k, 3.0)
+    assert cooccurrence_add(doc, word, x, position, pairs, squares, sums) is False
+    assert (pairs == 7).all() and (sums == 3.0).all()
+    np.testing.assert_array_equal(squares, sq0)
+
+
+def test_int32_refuses_what_it_cannot_sum_exactly():
+    doc = np.array([0, 0, 1, 1], np.int64)
+    word = np.array([0, 2, 1, 2], np.int64)
+    position = np.array([0, 1, 2], np.int64)
+    ones = np.ones(4)
+    _refused(doc, word, np.array([1.0, 2.5, 1.0, 1.0]), position, 3)  # not an integer
+    _refused(doc, word, np.array([1.0, np.nan, 1.0, 1.0]), position, 3)
+    _refused(doc, word, np.array([1.0, 1.0, 46341.0, 1.0]), position, 3)  # square >= 2**31
+    _refused(doc, word, np.array([1.0, 1.0, -1e300, 1.0]), position, 3)
+    _refused(doc, np.array([0, 0, 1, 2]), ones, position, 3)  # a word twice in a document
+    _refused(doc, np.array([2, 0, 1, 2]), ones, position, 3)  # decreasing positions
+    _refused(doc, word, ones, np.array([2, 1, 0]), 3)
+    # the bound counts the squares already accumulated (word 2, at position 2)
+    big = np.array([1.0, 46340.0, 1.0, 1.0])
+    pairs = np.zeros((3, 3), dtype=np.int32)
+    squares, sums = np.zeros(3), np.zeros(3)
+    assert cooccurrence_add(doc, word, big, position, pairs, squares, sums) is True
+    assert squares[2] == 46340.0**2 + 1 < 2**31
+    # 46340**2 + 1 + 297**2 + 1 >= 2**31 > 46340**2 + 1 + 296**2 + 1
+    _refused(doc, word, np.array([1.0, 297.0, 1.0, 1.0]), position, 3, squares.copy())
+    assert cooccurrence_add(doc, word, np.array([1.0, 296.0, 1.0, 1.0]), position, pairs,
+                            squares, sums) is True
+    assert squares[2] == 46340.0**2 + 296.0**2 + 2
+    gram = np.zeros((3, 3))
+    symmetrize_int_gram(pairs, squares, gram)
+    S = np.array([[1.0, 0, 46340.0], [0, 1, 1], [1.0, 0, 296.0], [0, 1, 1]])
+    np.testing.assert_array_equal(gram, S.T @ S)
+    # bad words are still errors, not refusals
+    with pytest.raises(ValueError, match="word index 5 out of range"):
+        cooccurrence_add(doc, np.array([0, 5, 1, 2]), ones, position,
+                         np.zeros((3, 3), np.int32), np.zeros(3), np.zeros(3))
+
+
+def test_symmetrize_int_gram_checks_shapes():
+    with pytest.raises(ValueError, match="k x"):
+        symmetrize_int_gram(np.zeros((3, 2), np.int32), np.zeros(3), np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="k x"):
+        symmetrize_int_gram(np.zeros((3, 3), np.int32), np.zeros(3), np.zeros((3, 4)))
+
+
+@pytest.mark.parametrize("transform", ["count", "binary", "log1p"])
+def test_pass2_falls_back_to_float64_mid_corpus(transform, monkeypatch):
+    """A chunk whose counts break the int32 bound moves the sums so far to a
+    float64 accumulator: the Gram matrix is the float64 one, bit for bit,
+    and the dense product."""
+    import spca.text._partials as partials
+    from spca.text._partials import pass2_partial
+    from spca.text._uci import DocumentChunk
+
+    calls = []
+    kernel = partials.cooccurrence_add
+
+    def spy(*args, **kwargs):
+        out = kernel(*args, **kwargs)
+        calls.append((args[4].dtype, out))
+        return out
+
+    monkeypatch.setattr(partials, "cooccurrence_add", spy)
+
+    rng = np.random.default_rng(5)
+    n_words = 12
+    parts = []
+    # (the third chunk: each value below 46,341, but their squares sum past 2**31)
+    for start, top in ((0, 5), (30, 5), (60, 40000), (90, 5)):
+        doc, word, x, dense = _int_chunk(rng, 30, n_words, 0.4, top)
+        parts.append((DocumentChunk(doc=doc + start, word=word, count=x.astype(np.int64),
+                                    row_start=start, row_stop=start + 30), dense))
+    chunks = [c for c, _ in parts]
+    words = np.array([0, 2, 3, 5, 6, 7, 8, 11])
+    gram, sums = pass2_partial(chunks, words, n_words, transform, None, None)
+    expected = {"count": [(np.int32, True)] * 2 + [(np.int32, False)] + [(np.float64, True)] * 2,
+                "binary": [(np.int32, True)] * 4, "log1p": [(np.float64, True)] * 4}
+    assert calls == expected[transform]
+    dense = np.vstack([d for _, d in parts])
+    if transform == "binary":
+        dense = (dense > 0).astype(np.float64)
+    elif transform == "log1p":
+        dense = np.log1p(dense)
+    S = dense[:, words]
+    monkeypatch.setattr(partials, "_INTEGER_TRANSFORMS", ())
+    fgram, fsums = pass2_partial(chunks, words, n_words, transform, None, None)
+    np.testing.assert_array_equal(gram, fgram)
+    np.testing.assert_array_equal(sums, fsums)
+    np.testing.assert_allclose(gram, S.T @ S, rtol=1e-13)
+    if transform != "log1p":
+        np.testing.assert_array_equal(gram, S.T @ S)
+
+
+def test_nyt_candidate_covariance_int32_is_float64_bit_for_bit(monkeypatch):
+    import spca.text._partials as partials
+    from spca.datasets import load_nytimes_sample
+    from spca.text import candidate_covariance, word_statistics
+
+    nyt = load_nytimes_sample()
+    var = word_statistics(nyt).variance
+    words = np.sort(np.argsort(-var, kind="stable")[:600])
+    calls = []
+    kernel = partials.cooccurrence_add
+
+    def spy(*args, **kwargs):
+        out = kernel(*args, **kwargs)
+        calls.append((args[4].dtype, out))
+        return out
+
+    monkeypatch.setattr(partials, "cooccurrence_add", spy)
+    C = candidate_covariance(nyt, words)
+    assert calls and all(c == (np.int32, True) for c in calls)  # the int32 path, throughout
+    monkeypatch.setattr(partials, "_INTEGER_TRANSFORMS", ())
+    calls.clear()
+    F = candidate_covariance(nyt, words)
+    assert calls and all(c[0] == np.float64 for c in calls)
+    np.testing.assert_array_equal(C, F)

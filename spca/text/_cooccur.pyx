@@ -11,7 +11,9 @@ words) and groups each document's candidates by tile row, in one sweep;
 then it loops over the documents' pairs tile by tile of the ``k x k``
 array, so that the part being updated stays in cache.  The cost is
 ``sum_d m_d^2 / 2`` for ``m_d`` candidate words in document ``d``, with no
-intermediate sparse matrix.
+intermediate sparse matrix.  The accumulator is float64, or int32 for
+integer values (counts) while a bound shows every sum exact: half the
+memory, so more of it stays in cache.
 
 Both steps run on all cores (OpenMP): the grouping over runs of whole
 documents, and, as the tiles are disjoint, the tile pairs (the largest
@@ -22,8 +24,9 @@ any number of threads.  The number of threads is OpenMP's default
 ``n_threads``.  Built without OpenMP (``-Dopenmp=disabled``, or a compiler
 without it) the loops run serially.
 
-``symmetrize_gram`` and ``centre_gram`` finish pass 2 in one sweep each,
-also on OpenMP's default number of threads.
+``symmetrize_gram`` (``symmetrize_int_gram`` from an int32 accumulator) and
+``centre_gram`` finish pass 2 in one sweep each, also on OpenMP's default
+number of threads.
 
 ``parse_records`` is the fast path of the UCI reader: it parses a block of
 well-formed ``docword`` records and leaves anything else to ``numpy.loadtxt``.
@@ -68,22 +71,28 @@ ctypedef fused word_t:
     int32_t
     int64_t
 
+# The accumulator of the pairs and the candidate values it multiplies: float64,
+# or int32 for integer values whose sums provably fit (see cooccurrence_add).
+ctypedef fused acc_t:
+    double
+    int32_t
+
 
 # The pair loops add, for rows i of one segment of records and columns j of
 # another, x_i x_j to pairs[col_i, col_j].  Four rows at a time: each (col_j,
 # x_j) loaded serves four updates, which keeps the loop bound by the updates
 # themselves (read-modify-write of scattered entries) rather than the loads.
 
-cdef inline void _rectangle(double* base, Py_ssize_t ld, const int32_t* col,
-                            const double* x, Py_ssize_t i0, Py_ssize_t i1,
+cdef inline void _rectangle(acc_t* base, Py_ssize_t ld, const int32_t* col,
+                            const acc_t* x, Py_ssize_t i0, Py_ssize_t i1,
                             Py_ssize_t j0, Py_ssize_t j1) noexcept nogil:
     """Every pair (i, j), i0 <= i < i1, j0 <= j < j1."""
     cdef Py_ssize_t i = i0, j
-    cdef double x0, x1, x2, x3, xj
-    cdef double* r0
-    cdef double* r1
-    cdef double* r2
-    cdef double* r3
+    cdef acc_t x0, x1, x2, x3, xj
+    cdef acc_t* r0
+    cdef acc_t* r1
+    cdef acc_t* r2
+    cdef acc_t* r3
     cdef int32_t cj
     if j0 == j1:
         return
@@ -112,15 +121,15 @@ cdef inline void _rectangle(double* base, Py_ssize_t ld, const int32_t* col,
         i += 1
 
 
-cdef inline void _triangle(double* base, Py_ssize_t ld, const int32_t* col,
-                           const double* x, Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
+cdef inline void _triangle(acc_t* base, Py_ssize_t ld, const int32_t* col,
+                           const acc_t* x, Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
     """Every pair (i, j), i0 <= i < j < i1: by groups of four rows, the pairs
     inside the group, then the group against the rows after it."""
     cdef Py_ssize_t i = i0, j
-    cdef double x0
-    cdef double* r0
-    cdef double* r1
-    cdef double* r2
+    cdef acc_t x0
+    cdef acc_t* r0
+    cdef acc_t* r1
+    cdef acc_t* r2
     while i + 3 < i1:
         r0 = base + col[i] * ld
         r1 = base + col[i + 1] * ld
@@ -141,7 +150,7 @@ cdef inline void _triangle(double* base, Py_ssize_t ld, const int32_t* col,
         i += 1
 
 
-cdef void _tile_pair(double* base, Py_ssize_t ld, const int32_t* col, const double* x,
+cdef void _tile_pair(acc_t* base, Py_ssize_t ld, const int32_t* col, const acc_t* x,
                      const Py_ssize_t* ptr, Py_ssize_t stride, Py_ssize_t n_runs,
                      Py_ssize_t p, Py_ssize_t q) noexcept nogil:
     """All the pairs of tile (p, q), p <= q, run after run (document order)."""
@@ -169,18 +178,29 @@ cdef struct _Group:
     Py_ssize_t* ptr  # each row: nb + 1 tile-row starts (indices into scol)
     Py_ssize_t w  # at an error: the word ...
     int64_t c  # ... and its position
-    int err  # 1: word out of range, 2: position out of range, 3: out of memory
+    # 1: word out of range, 2: position out of range, 3: out of memory,
+    # 4: (int32 values) a value or a document the int32 path does not take
+    int err
+
+
+# The largest |value| the int32 path takes: its square, and so any product of
+# two such values, is below 2**31.
+cdef double _INT_VALUE_MAX = 46340.0
 
 
 cdef void _group(_Group* g, const doc_t* doc, const word_t* word, const double* x,
                  const int64_t* position, Py_ssize_t W, Py_ssize_t k, Py_ssize_t nb,
-                 Py_ssize_t shift, int32_t* scol, double* sx, int32_t* tcol, double* tx,
+                 Py_ssize_t shift, int32_t* scol, acc_t* sx, int32_t* tcol, acc_t* tx,
                  Py_ssize_t* off) noexcept nogil:
     """Fill ``g`` (``tcol``, ``tx``: scratch from index ``g.start`` on, for
-    ``nb > 1``; ``off``: ``nb + 1`` entries of scratch)."""
+    ``nb > 1``; ``off``: ``nb + 1`` entries of scratch).  For int32 values,
+    every candidate value must be an integer of magnitude at most
+    ``_INT_VALUE_MAX`` and the candidate positions of each document strictly
+    increasing (no repeated word), else ``g.err`` is 4."""
     cdef Py_ssize_t s = g.start, r = g.stop, stride = nb + 1
     cdef Py_ssize_t e, i, j, p, m, o, w, n_out = g.start
     cdef int64_t c, last
+    cdef double v
     cdef bint ordered
     cdef Py_ssize_t* P
     cdef Py_ssize_t* grown
@@ -189,7 +209,7 @@ cdef void _group(_Group* g, const doc_t* doc, const word_t* word, const double* 
         while e < r and doc[e] == doc[s]:
             e += 1
         o = n_out
-        last = 0
+        last = -1
         ordered = True
         for i in range(s, e):
             w = word[i]
@@ -206,11 +226,19 @@ cdef void _group(_Group* g, const doc_t* doc, const word_t* word, const double* 
                 g.w = w
                 g.c = c
                 return
+            if acc_t is int32_t:
+                v = x[i]
+                # (the range first: a cast of a larger double is undefined)
+                if c <= last or not (fabs(v) <= _INT_VALUE_MAX and v == <double> <int32_t> v):
+                    g.err = 4
+                    return
+                sx[o] = <int32_t> v
+            else:
+                sx[o] = x[i]
             if c < last:
                 ordered = False
             last = c
             scol[o] = <int32_t> c
-            sx[o] = x[i]
             o += 1
         m = o - n_out
         if m >= 2:
@@ -375,7 +403,7 @@ def _default_threads():
 
 
 def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,
-                     const int64_t[::1] position, double[:, ::1] pairs,
+                     const int64_t[::1] position, acc_t[:, ::1] pairs,
                      double[::1] squares, double[::1] sums, Py_ssize_t block=256, *,
                      n_threads=None):
     """Accumulate the products of the candidate records of each document.
@@ -392,15 +420,19 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     position : int64 array of shape (n_words,)
         Row/column in ``pairs`` of each word, in ``0 .. k - 1``, or ``-1``
         for a word to skip; distinct words must have distinct positions.
-    pairs : float64 array of shape (k, ld), ``ld >= k``, updated in place
+    pairs : float64 or int32 array of shape (k, ld), ``ld >= k``, updated in place
         Receives ``x_i x_j`` at ``[pos_i, pos_j]`` or ``[pos_j, pos_i]`` for
         every pair ``i < j`` of candidate records of one document: when
         ``pos_i // block`` and ``pos_j // block`` differ, in the lower
         triangle ``[max, min]``, otherwise in one triangle or the other, by
         record order.  Columns ``k ..`` (a padding that keeps the rows off
-        cache-aliasing strides) are unused.
+        cache-aliasing strides) are unused.  int32 (half the memory, so
+        more of it stays in cache) only for integer values whose sums
+        provably fit, see Returns.
     squares : float64 array of shape (k,), updated in place
-        Receives ``x_i^2`` at ``pos_i`` for every candidate record.
+        Receives ``x_i^2`` at ``pos_i`` for every candidate record.  With an
+        int32 ``pairs`` it must hold the squares of every record already
+        added into ``pairs`` (the bound that keeps the sums exact).
     sums : float64 array of shape (k,), updated in place
         Receives ``x_i`` at ``pos_i`` for every candidate record.
     block : int, default 256
@@ -412,6 +444,21 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         tile loop.  ``None`` or ``<= 0`` (default): OpenMP's default, i.e.
         ``OMP_NUM_THREADS`` or a ``threadpoolctl`` limit set in the calling
         thread, else all cores.  Without OpenMP in the build, always 1.
+
+    Returns
+    -------
+    added : bool
+        True, except with an int32 ``pairs`` when the values do not allow
+        it: then nothing was written, and the caller adds the block into a
+        float64 copy.  int32 sums are exact when every candidate value is an
+        integer (of magnitude at most 46,340), each document holds each
+        candidate word at most once with increasing positions (as in a CSR
+        matrix with sorted indices and candidates numbered in word order),
+        and every ``squares`` entry stays below ``2**31`` with this block's
+        records: by the Cauchy-Schwarz inequality every partial sum of an
+        entry is then at most ``sqrt(squares[a] squares[b]) < 2**31`` in
+        magnitude.  Such sums are also exact in float64, so either
+        accumulator gives the same Gram matrix, bit for bit.
 
     Raises
     ------
@@ -453,15 +500,17 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     cdef int64_t c = 0
     cdef int err = 0, nt, ng
     cdef double xa
-    cdef double* base
+    cdef acc_t* base
     cdef const doc_t* docp
     cdef const word_t* wordp
     cdef const double* xp
     cdef const int64_t* posp
     cdef int32_t* scol = NULL  # candidate records: positions ...
-    cdef double* sx = NULL  # ... and values
+    cdef acc_t* sx = NULL  # ... and values
     cdef int32_t* tcol = NULL  # a document's candidates, while grouped by tile row
-    cdef double* tx = NULL
+    cdef acc_t* tx = NULL
+    cdef double* add_sq = NULL  # int32: the block's squares and sums, before the check
+    cdef double* add_sum = NULL
     cdef Py_ssize_t* off = NULL  # next free slot of each tile row, for each group
     cdef _Group* groups = NULL  # step 1's runs of whole documents, one per thread
     cdef Py_ssize_t* ptr = NULL  # of each document with 2+ candidates: its tile rows' starts
@@ -479,7 +528,7 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         raise ValueError("too many candidate words")
     requested = _requested_threads(n_threads)
     if r == 0:
-        return
+        return True
     while (1 << shift) < block:
         shift += 1
     nb = (k + block - 1) >> shift
@@ -495,12 +544,15 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     xp = &x[0]
     posp = &position[0] if W > 0 else NULL
     scol = <int32_t*> malloc(r * sizeof(int32_t))
-    sx = <double*> malloc(r * sizeof(double))
+    sx = <acc_t*> malloc(r * sizeof(acc_t))
     off = <Py_ssize_t*> malloc(ng * stride * sizeof(Py_ssize_t))
     groups = <_Group*> calloc(ng, sizeof(_Group))
     if nb > 1:
         tcol = <int32_t*> malloc(r * sizeof(int32_t))
-        tx = <double*> malloc(r * sizeof(double))
+        tx = <acc_t*> malloc(r * sizeof(acc_t))
+    if acc_t is int32_t:
+        add_sq = <double*> calloc(k if k else 1, sizeof(double))
+        add_sum = <double*> calloc(k if k else 1, sizeof(double))
     if nt > 1:
         work = <double*> malloc(n_pairs * sizeof(double))
         pair_p = <Py_ssize_t*> malloc(n_pairs * sizeof(Py_ssize_t))
@@ -508,6 +560,7 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     try:
         if (scol == NULL or sx == NULL or off == NULL or groups == NULL
                 or (nb > 1 and (tcol == NULL or tx == NULL))
+                or (acc_t is int32_t and (add_sq == NULL or add_sum == NULL))
                 or (nt > 1 and (work == NULL or pair_p == NULL or pair_q == NULL))):
             raise MemoryError()
         # the groups: about r / ng records each, cut between documents
@@ -557,12 +610,30 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
                                    groups[j].n_runs * stride * sizeof(Py_ssize_t))
                             t += groups[j].n_runs
             if not err:
-                # 2. sums and squares (each entry in document order)
-                for j in range(ng):
-                    for i in range(groups[j].start, groups[j].start + groups[j].n_out):
-                        xa = sx[i]
-                        sums[scol[i]] += xa
-                        squares[scol[i]] += xa * xa
+                # 2. sums and squares (each entry in document order); int32:
+                #    the block's first, then the bound of every sum, then the
+                #    totals (integers below 2**53: the same values)
+                if acc_t is int32_t:
+                    for j in range(ng):
+                        for i in range(groups[j].start, groups[j].start + groups[j].n_out):
+                            xa = <double> sx[i]
+                            add_sum[scol[i]] += xa
+                            add_sq[scol[i]] += xa * xa
+                    for i in range(k):
+                        if not squares[i] + add_sq[i] < 2147483648.0:
+                            err = 4
+                            break
+                    if not err:
+                        for i in range(k):
+                            sums[i] += add_sum[i]
+                            squares[i] += add_sq[i]
+                else:
+                    for j in range(ng):
+                        for i in range(groups[j].start, groups[j].start + groups[j].n_out):
+                            xa = sx[i]
+                            sums[scol[i]] += xa
+                            squares[scol[i]] += xa * xa
+            if not err:
                 # 3. the pairs, tile by tile: a tile pair (p, q) writes only
                 #    its own tile of pairs, so the tile pairs are independent
                 base = &pairs[0, 0]
@@ -621,12 +692,17 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
         free(work)
         free(pair_p)
         free(pair_q)
+        free(add_sq)
+        free(add_sum)
+    if err == 4:
+        return False
     if err == 1:
         raise ValueError(f"word index {w} out of range 0..{W - 1}")
     if err == 2:
         raise ValueError(f"position {c} of word {w} out of range -1..{k - 1}")
     if err == 3:
         raise MemoryError()
+    return True
 
 
 def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
@@ -679,6 +755,47 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
         if ld > k:  # drop the padding; row a moves down, never over a row still to move
             for a in range(1, k):
                 memmove(base + a * k, base + a * ld, k * sizeof(double))
+
+
+def symmetrize_int_gram(const int32_t[:, ::1] pairs, const double[::1] squares,
+                        double[:, ::1] gram):
+    """``gram = pairs + pairs.T + diag(squares)`` from an int32 ``pairs``.
+
+    Parameters
+    ----------
+    pairs : int32 array of shape (k, ld), ``ld >= k``
+        As filled by :func:`cooccurrence_add` with an int32 accumulator
+        (every entry and every sum of two below ``2**31`` in magnitude, which
+        that function's bound ensures).
+    squares : float64 array of shape (k,)
+    gram : float64 array of shape (k, k), overwritten
+        The Gram matrix, exactly symmetric; the same values, bit for bit, as
+        :func:`symmetrize_gram` gives from a float64 accumulator of the same
+        records (integer sums below ``2**53`` are exact in either).
+
+    Notes
+    -----
+    By blocks of 64 x 64 (the transposed block's reads stay in cache); the
+    bands of 64 rows run in parallel on OpenMP's default number of threads.
+    """
+    cdef Py_ssize_t k = squares.shape[0]
+    cdef Py_ssize_t ld = pairs.shape[1]
+    cdef Py_ssize_t n_bands = (k + 63) // 64
+    cdef Py_ssize_t band, a0, b0, a, b, a1, b1
+    cdef int nt = <int> max(1, min(spca_omp_max_threads(), n_bands))
+    if pairs.shape[0] != k or ld < k or gram.shape[0] != k or gram.shape[1] != k:
+        raise ValueError("pairs must be k x (>= k), gram k x k")
+    with nogil:
+        for band in prange(n_bands, schedule="static", num_threads=nt):
+            a0 = band * 64
+            a1 = min(a0 + 64, k)
+            for b0 in range(0, k, 64):
+                b1 = min(b0 + 64, k)
+                for a in range(a0, a1):
+                    for b in range(b0, b1):
+                        gram[a, b] = <double> (<int64_t> pairs[a, b] + pairs[b, a])
+        for a in range(k):
+            gram[a, a] = gram[a, a] + squares[a]
 
 
 def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):
