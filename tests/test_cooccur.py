@@ -360,18 +360,17 @@ def _int_chunk(rng, n_docs, n_words, density, top):
     return doc, X.indices.astype(np.int64), X.data.astype(np.float64), X.toarray()
 
 
-def _int_gram(chunks, position, k, block, ld):
-    pairs = np.zeros((k, ld), dtype=np.int32)
-    squares, sums = np.zeros(k), np.zeros(k)
-    for doc, word, x in chunks:
-        assert cooccurrence_add(doc, word, x, position, pairs, squares, sums, block) is True
+def _int_pairs(k, ld):
+    """A zeroed k x ld int32 accumulator at the start of a k x k float64 buffer
+    (whose other bytes are NaN), as pass 2 lays them out."""
     gram = np.full((k, k), np.nan)
-    symmetrize_int_gram(pairs, squares, gram)
-    return gram, sums, squares
+    pairs = gram.reshape(-1).view(np.int32)[:k * ld].reshape(k, ld)
+    pairs[...] = 0
+    return gram, pairs
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_words=st.integers(1, 30),
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), n_words=st.integers(1, 90),
        density=st.floats(0.0, 1.0), block=st.sampled_from([1, 2, 4, 512]),
        pad=st.integers(0, 3), top=st.sampled_from([1, 3, 1000]), n_threads=st.integers(1, 3))
 def test_int32_gram_is_the_float64_gram_bit_for_bit(seed, n_docs, n_words, density, block, pad,
@@ -384,14 +383,14 @@ def test_int32_gram_is_the_float64_gram_bit_for_bit(seed, n_docs, n_words, densi
     position[words] = np.arange(k)
     half = np.searchsorted(doc, n_docs // 2)  # two chunks into the same accumulator
     chunks = [(doc[:half], word[:half], x[:half]), (doc[half:], word[half:], x[half:])]
-    pairs = np.zeros((k, k + pad), dtype=np.int32)
+    ld = min(k + pad, 2 * k)
+    gram, pairs = _int_pairs(k, ld)
     squares, sums = np.zeros(k), np.zeros(k)
     for c in chunks:
         assert cooccurrence_add(*c, position, pairs, squares, sums, block,
                                 n_threads=n_threads) is True
     assert not pairs[:, k:].any()  # the padding is never written
-    gram = np.full((k, k), np.nan)
-    symmetrize_int_gram(pairs, squares, gram)
+    symmetrize_int_gram(gram, ld, squares)
     fgram, fsums = _gram(doc, word, x, position, k, 256, k + pad)
     np.testing.assert_array_equal(gram, fgram)
     np.testing.assert_array_equal(sums, fsums)
@@ -433,8 +432,9 @@ def test_int32_refuses_what_it_cannot_sum_exactly():
     assert cooccurrence_add(doc, word, np.array([1.0, 296.0, 1.0, 1.0]), position, pairs,
                             squares, sums) is True
     assert squares[2] == 46340.0**2 + 296.0**2 + 2
-    gram = np.zeros((3, 3))
-    symmetrize_int_gram(pairs, squares, gram)
+    gram, ipairs = _int_pairs(3, 3)
+    ipairs[...] = pairs
+    symmetrize_int_gram(gram, 3, squares)
     S = np.array([[1.0, 0, 46340.0], [0, 1, 1], [1.0, 0, 296.0], [0, 1, 1]])
     np.testing.assert_array_equal(gram, S.T @ S)
     # bad words are still errors, not refusals
@@ -444,10 +444,31 @@ def test_int32_refuses_what_it_cannot_sum_exactly():
 
 
 def test_symmetrize_int_gram_checks_shapes():
-    with pytest.raises(ValueError, match="k x"):
-        symmetrize_int_gram(np.zeros((3, 2), np.int32), np.zeros(3), np.zeros((3, 3)))
-    with pytest.raises(ValueError, match="k x"):
-        symmetrize_int_gram(np.zeros((3, 3), np.int32), np.zeros(3), np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="k x k"):
+        symmetrize_int_gram(np.zeros((3, 2)), 3, np.zeros(3))
+    with pytest.raises(ValueError, match="k x k"):
+        symmetrize_int_gram(np.zeros((3, 3)), 3, np.zeros(2))
+    with pytest.raises(ValueError, match=r"ld must be in k \.\. 2k \(3 \.\. 6\), got 7"):
+        symmetrize_int_gram(np.zeros((3, 3)), 7, np.zeros(3))
+    with pytest.raises(ValueError, match="got 2"):
+        symmetrize_int_gram(np.zeros((3, 3)), 2, np.zeros(3))
+
+
+@pytest.mark.parametrize("k, ld", [(1, 1), (1, 2), (5, 5), (5, 10), (64, 80), (200, 216),
+                                   (1024, 1040)])
+def test_symmetrize_int_gram_widens_in_place(k, ld):
+    """Every ld from k to 2k: the widened rows never overwrite int32 rows still
+    to be read (random int32 entries, each sum of a pair below 2**31)."""
+    rng = np.random.default_rng([k, ld])
+    P = rng.integers(-2**29, 2**29, size=(k, ld), dtype=np.int32)
+    squares = rng.integers(0, 2**31, size=k).astype(np.float64)
+    gram, pairs = _int_pairs(k, ld)
+    pairs[...] = P
+    symmetrize_int_gram(gram, ld, squares)
+    Q = P[:, :k].astype(np.int64)
+    expected = (Q + Q.T).astype(np.float64)
+    expected[np.diag_indices(k)] += squares
+    np.testing.assert_array_equal(gram, expected)
 
 
 @pytest.mark.parametrize("transform", ["count", "binary", "log1p"])

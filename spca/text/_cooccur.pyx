@@ -757,45 +757,74 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
                 memmove(base + a * k, base + a * ld, k * sizeof(double))
 
 
-def symmetrize_int_gram(const int32_t[:, ::1] pairs, const double[::1] squares,
-                        double[:, ::1] gram):
-    """``gram = pairs + pairs.T + diag(squares)`` from an int32 ``pairs``.
+def symmetrize_int_gram(double[:, ::1] gram, Py_ssize_t ld, const double[::1] squares):
+    """``gram = pairs + pairs.T + diag(squares)`` from the int32 ``pairs`` held
+    at the start of ``gram``'s own buffer, in place.
 
     Parameters
     ----------
-    pairs : int32 array of shape (k, ld), ``ld >= k``
-        As filled by :func:`cooccurrence_add` with an int32 accumulator
-        (every entry and every sum of two below ``2**31`` in magnitude, which
-        that function's bound ensures).
-    squares : float64 array of shape (k,)
     gram : float64 array of shape (k, k), overwritten
-        The Gram matrix, exactly symmetric; the same values, bit for bit, as
-        :func:`symmetrize_gram` gives from a float64 accumulator of the same
-        records (integer sums below ``2**53`` are exact in either).
+        Its first ``4 k ld`` bytes hold ``pairs``, a C-ordered ``k x ld``
+        int32 array as filled by :func:`cooccurrence_add` (whose bound keeps
+        every entry, and every sum of two, below ``2**31`` in magnitude);
+        the rest is scratch.  On exit, the Gram matrix, exactly symmetric:
+        the same values, bit for bit, as :func:`symmetrize_gram` gives from a
+        float64 accumulator of the same records (integer sums below
+        ``2**53`` are exact in either).
+    ld : int
+        Row length of ``pairs``, ``k <= ld <= 2 k``.
+    squares : float64 array of shape (k,)
 
     Notes
     -----
-    By blocks of 64 x 64 (the transposed block's reads stay in cache); the
-    bands of 64 rows run in parallel on OpenMP's default number of threads.
+    The int32 accumulator inside the output's buffer keeps pass 2's memory
+    at the ``k x k`` float64 array (a separate one would add half of it).
+    First ``pairs[a, b] = pairs[b, a] = pairs[a, b] + pairs[b, a]`` by
+    blocks of 64 x 64, as in :func:`symmetrize_gram`; then each row,
+    copied out, is widened into row ``a`` of ``gram`` from the last row up:
+    row ``a`` of ``gram`` starts at byte ``8 k a >= 4 ld a``, so it covers
+    only int32 rows ``a`` (the copy) and later, already widened.
     """
     cdef Py_ssize_t k = squares.shape[0]
-    cdef Py_ssize_t ld = pairs.shape[1]
     cdef Py_ssize_t n_bands = (k + 63) // 64
     cdef Py_ssize_t band, a0, b0, a, b, a1, b1
     cdef int nt = <int> max(1, min(spca_omp_max_threads(), n_bands))
-    if pairs.shape[0] != k or ld < k or gram.shape[0] != k or gram.shape[1] != k:
-        raise ValueError("pairs must be k x (>= k), gram k x k")
+    cdef int32_t v
+    cdef int32_t* ip
+    cdef int32_t* row = NULL
+    cdef double* out
+    if gram.shape[0] != k or gram.shape[1] != k:
+        raise ValueError("gram must be k x k, squares of length k")
+    if ld < k or ld > 2 * k:
+        raise ValueError(f"ld must be in k .. 2k ({k} .. {2 * k}), got {ld}")
+    if k == 0:
+        return
+    ip = <int32_t*> &gram[0, 0]
+    out = &gram[0, 0]
+    row = <int32_t*> malloc(k * sizeof(int32_t))
+    if row == NULL:
+        raise MemoryError()
     with nogil:
-        for band in prange(n_bands, schedule="static", num_threads=nt):
+        # the bands a0 .. a1 - 1 own the entries of their rows and columns
+        # beyond the diagonal: disjoint
+        for band in prange(n_bands, schedule="dynamic", num_threads=nt):
             a0 = band * 64
             a1 = min(a0 + 64, k)
-            for b0 in range(0, k, 64):
+            for b0 in range(a0, k, 64):
                 b1 = min(b0 + 64, k)
                 for a in range(a0, a1):
-                    for b in range(b0, b1):
-                        gram[a, b] = <double> (<int64_t> pairs[a, b] + pairs[b, a])
-        for a in range(k):
-            gram[a, a] = gram[a, a] + squares[a]
+                    for b in range(max(a + 1, b0), b1):
+                        v = ip[a * ld + b] + ip[b * ld + a]
+                        ip[a * ld + b] = v
+                        ip[b * ld + a] = v
+        a = k - 1
+        while a >= 0:
+            memcpy(row, ip + a * ld, k * sizeof(int32_t))
+            for b in range(k):
+                out[a * k + b] = <double> row[b]
+            out[a * k + a] = <double> (2 * <int64_t> row[a]) + squares[a]
+            a -= 1
+    free(row)
 
 
 def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs):

@@ -267,7 +267,12 @@ def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_w
     # order, as a CSR matrix's sorted records then give)
     if (transform in _INTEGER_TRANSFORMS and normalize is None
             and bool(np.all(words[1:] > words[:-1]))):
-        ipairs = np.zeros((k, _leading_dimension(k, 4)), dtype=np.int32)
+        # (in the first half of the float64 k x k output, which
+        # symmetrize_int_gram widens in place: no more memory than float64)
+        gram = np.empty((k, k))
+        ld = _leading_dimension(k, 4)
+        ipairs = gram.reshape(-1).view(np.int32)[:k * ld].reshape(k, ld)
+        ipairs[...] = 0
     else:
         pairs = np.zeros((k, _leading_dimension(k)))
     for chunk in chunks:
@@ -285,8 +290,7 @@ def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_w
             ipairs = None
         cooccurrence_add(doc, word, x, position, pairs, squares, sums, _TILE)
     if ipairs is not None:
-        gram = np.empty((k, k))
-        symmetrize_int_gram(ipairs, squares, gram)
+        symmetrize_int_gram(gram, ld, squares)
         return Pass2Partial(gram, sums)
     symmetrize_gram(pairs, squares)  # in place, dropping the padding
     gram = pairs.reshape(-1)[:k * k].reshape(k, k)
