@@ -331,6 +331,9 @@ def candidate_covariance(
     loop runs on all cores (OpenMP, over tiles of ``G``; the result does
     not depend on the number of threads); ``OMP_NUM_THREADS`` or
     ``threadpoolctl.threadpool_limits(n, user_api="openmp")`` limits it.
+    Integer values (``"count"`` or ``"binary"`` without normalisation, for
+    ``words`` in increasing order) are summed in int32 while a bound shows
+    every sum exact, else in float64: the same matrix either way.
 
     Parameters
     ----------
