@@ -543,3 +543,24 @@ def test_nyt_candidate_covariance_int32_is_float64_bit_for_bit(monkeypatch):
     F = candidate_covariance(nyt, words)
     assert calls and all(c[0] == np.float64 for c in calls)
     np.testing.assert_array_equal(C, F)
+
+
+def test_pass2_falls_back_on_non_integer_values_mid_corpus():
+    """Counts, then a chunk of non-integer values: the int32 sums so far move to
+    float64; the Gram matrix is the dense product's, up to rounding."""
+    from spca.text._partials import pass2_partial
+    from spca.text._uci import DocumentChunk
+
+    rng = np.random.default_rng(11)
+    chunks, dense = [], []
+    for start, scale in ((0, 1.0), (25, 1.0), (50, 0.37), (75, 1.0)):
+        doc, word, x, D = _int_chunk(rng, 25, 10, 0.5, 6)
+        chunks.append(DocumentChunk(doc=doc + start, word=word, count=x * scale,
+                                    row_start=start, row_stop=start + 25))
+        dense.append(D * scale)
+    words = np.array([0, 1, 3, 4, 6, 9])
+    gram, sums = pass2_partial(chunks, words, 10, "count", None, None)
+    S = np.vstack(dense)[:, words]
+    np.testing.assert_allclose(gram, S.T @ S, rtol=1e-13)
+    np.testing.assert_array_equal(gram, gram.T)
+    np.testing.assert_allclose(sums, S.sum(axis=0), rtol=1e-13)

@@ -252,8 +252,11 @@ def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_w
     (half the memory of float64, so more of the accumulator stays in
     cache: NYT sample, 1,024 candidates, one thread, 33 -> 26 ms); from the
     first chunk where it does not, the sums move to a float64 accumulator.
-    Either way the Gram matrix is the same, bit for bit (integer sums below
-    ``2**53`` are exact in both).
+    For integer values the Gram matrix is the one float64 accumulation
+    gives, bit for bit (integer sums below ``2**53`` are exact in both);
+    after a move caused by non-integer values, equal to it up to rounding
+    (the int32 part is exact, the float64 part adds its terms in another
+    grouping).
     """
     k = len(words)
     position = np.full(n_words, -1, dtype=np.int64)
