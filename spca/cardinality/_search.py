@@ -94,6 +94,16 @@ GLOBAL_WINDOW = 0.03
 # after the descent; a work-based rule).
 SPEC_TRIAL = 64
 SPEC_KEEP = 0.05
+# With a lowered root multiplier, a node that its parent's multiplier leaves
+# open (by at most FAST_WINDOW, relative) lowers it by FAST_ITER steps of
+# _bounds.fast_node_descent (Ritz pairs of RITZ vectors, warm from the
+# node's eigenpairs; Cholesky certificates), stopped at a proof; an open
+# node's bound is the certified CERT_SLACK above its lowest estimate, if
+# that is lower than the one it had.
+FAST_ITER = 20
+FAST_WINDOW = 0.05
+RITZ = 8
+CERT_SLACK = 1e-4
 ROOT_ITER = 20
 LAM_STEPS = 10
 LAM_FACTOR = 1.6
@@ -176,6 +186,15 @@ class _Search:
         """A node whose bound is at most this is closed: it cannot beat the
         incumbent by more than the gap asked for."""
         return self.inc.value / (1.0 - self.gap) if self.inc.value > 0 else 0.0
+
+    def target(self) -> float:
+        """The largest bound at most :meth:`level` that, as a node's closing
+        bound, leaves the relative gap at most the one asked for (rounding:
+        ``level`` itself may miss it by an ulp)."""
+        t = self.level()
+        while t > 0 and _rel_gap(self.inc.value, t) > self.gap:
+            t = float(np.nextafter(t, 0.0))
+        return t
 
     def upper(self) -> float:
         top = -self.heap[0].key[0] if self.heap else -math.inf
@@ -406,8 +425,14 @@ class _Search:
         # (a stored multiplier is float32; any U bounds, and the bound is
         # evaluated in float64 on the U actually used)
         U_in = U_src[np.ix_(pos, pos)].astype(np.float64)
-        val, _, vec = _bounds.node_descent(BN, U_in, mask, r, 0, 0.0, SPECTRUM)
-        if (self.row_steps and self.desc_on and NODE_ITER and self.n_nodes > NODE_AFTER
+        if FAST_ITER and self.row_steps:
+            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level)
+            if closed:
+                return min(bound, val), None
+        else:
+            val, _, vec = _bounds.node_descent(BN, U_in, mask, r, 0, 0.0, SPECTRUM)
+        if (not FAST_ITER and self.row_steps and self.desc_on and NODE_ITER
+                and self.n_nodes > NODE_AFTER
                 and level < val <= level + NODE_WINDOW * val
                 and self.upper() <= level + GLOBAL_WINDOW * self.upper()):
             self.stage = "descent"
@@ -444,6 +469,41 @@ class _Search:
         if vec is not v:
             self.inc.round(inside, free, vec[~mask])
         return bound, vec
+
+    def fast_descent(self, BN: NDArray[np.float64], U_in: NDArray[np.float64],
+                     N: NDArray[np.intp], mask: NDArray[np.bool_], r: int,
+                     level: float) -> tuple[float, NDArray[np.float64], bool]:
+        """The row-norm bound of a node at its parent's multiplier ``U_in``
+        (LAPACK's ``SPECTRUM`` largest eigenpairs, certified), then, while
+        open, FAST_ITER steps of :func:`_bounds.fast_node_descent` from it
+        (Ritz pairs, certified by Cholesky): ``(bound, vector, closed)``;
+        the children start from the multiplier of the lowest estimate."""
+        A = BN + U_in
+        w, V, tail = _bounds.spectrum(A, SPECTRUM)
+        nrm = float(np.linalg.norm(A))
+        pen = _bounds.row_norm_penalty(U_in, mask, r)
+        val = min(float(w[-1]) + A.shape[0] * _bounds.EPS * nrm,
+                  _bounds.spectral_bound(w, V, mask, r, nrm, tail)) + pen
+        vec = V[:, -1]
+        if val <= level or val > level + FAST_WINDOW * val:
+            return val, vec, val <= level
+        self.stage = "descent"
+        q = max(1, min(RITZ, A.shape[0] // 3))
+        level = self.target()
+        closed, est, U, X, steps = _bounds.fast_node_descent(
+            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, level, V[:, -q:])
+        self.node_steps += steps
+        self.desc_tries += 1
+        self.node_mult = (U.astype(np.float32), N)
+        if closed:
+            self.desc_closed += 1
+            return level, X[:, -1], True
+        # a certified bound a little above the lowest estimate, if it holds
+        pen = _bounds.row_norm_penalty(U, mask, r)
+        t = est * (1.0 + CERT_SLACK) + CERT_SLACK * abs(est)
+        if t < val and _bounds.certify_below(BN + U, t - pen):
+            val = t
+        return val, X[:, -1], False
 
     def start_dual(self, N: NDArray[np.intp], BN: NDArray[np.float64],
                    v: NDArray[np.float64]) -> None:
