@@ -649,7 +649,8 @@ def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
 
 def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
                       inside: NDArray[np.bool_], r: int, iters: int, step: float,
-                      level: float, X0: NDArray[np.float64],
+                      level: float, X0: NDArray[np.float64], check: int = 0,
+                      hope: float = math.inf,
                       ) -> tuple[bool, float, NDArray[np.float64], NDArray[np.float64], int]:
     """:func:`node_descent`'s steps with the eigensolves replaced by
     :func:`ritz_pairs` (warm-started from ``X0``, ``n x q``, and then from the
@@ -667,7 +668,9 @@ def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
     Returns ``(closed, estimate, U, X, steps)``: ``closed`` is proven;
     ``estimate`` is the lowest estimated value (a Ritz value plus the
     penalty: an estimate, not a bound) at ``U``, whose Ritz vectors are
-    ``X``; ``steps`` the subgradient steps taken."""
+    ``X``; ``steps`` the subgradient steps taken.  Every ``check`` steps
+    (``0``: never), the descent gives up when its lowest estimate is still
+    above ``level * (1 + hope)``."""
     U = (U0 + U0.T) / 2
     root = np.sqrt(np.sqrt(np.maximum(np.diag(S), 0.0)))
     root /= max(float(root.max()), np.finfo(float).tiny)  # W = root root'
@@ -683,8 +686,8 @@ def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
             best, best_U, best_X = est, U, X
         if est < level and certify_below(A, level - pen):
             return True, est, U, X, j
-        if j == iters:
-            break
+        if j == iters or (check and j and j % check == 0 and best > level * (1.0 + hope)):
+            return False, best, best_U, best_X, j
         if mu == 0.0:
             mu = 1e-3 * max(abs(float(w[-1])), np.finfo(float).tiny)
         e = np.exp((w - w[-1]) / mu)

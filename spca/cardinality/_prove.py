@@ -28,7 +28,7 @@ PROBE_FROM = 200
 # bound at k - 1 to this gap when the certificate is not enough.
 PROBE_MARGIN = 0.01
 PROBE_GAP = 1e-3
-PROBE_SHARE = 0.3
+PROBE_SHARE = 0.4
 # The branch and bound at k - 1 is skipped when even its best outcome (a bound
 # PROBE_GAP above the (k - 1)-sparse variance found) would leave more than
 # this fraction of the features to the search (measured: the NYT sample's 300

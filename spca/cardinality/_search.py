@@ -100,9 +100,12 @@ SPEC_KEEP = 0.05
 # node's eigenpairs; Cholesky certificates), stopped at a proof; an open
 # node's bound is the certified CERT_SLACK above its lowest estimate, if
 # that is lower than the one it had.
-FAST_ITER = 20
+FAST_ITER = 40
+FAST_CHECK = 10
+FAST_HOPE = 0.01
+WARM_RITZ = 1
 FAST_WINDOW = 0.05
-RITZ = 8
+RITZ = 4
 CERT_SLACK = 1e-4
 ROOT_ITER = 20
 LAM_STEPS = 10
@@ -419,14 +422,16 @@ class _Search:
         if self.root_dual is None or not self.dual_on:
             return bound, v
         self.stage = "row_norm"
-        U_src, idx = node.mult if node.mult is not None else self.root_dual
+        U_src, idx = node.mult[:2] if node.mult is not None else self.root_dual
         before = bound
         pos = np.searchsorted(idx, N)
         # (a stored multiplier is float32; any U bounds, and the bound is
         # evaluated in float64 on the U actually used)
         U_in = U_src[np.ix_(pos, pos)].astype(np.float64)
         if FAST_ITER and self.row_steps:
-            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level)
+            X_in = (node.mult[2][pos].astype(np.float64)
+                    if node.mult is not None and len(node.mult) > 2 and WARM_RITZ else None)
+            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in)
             if closed:
                 return min(bound, val), None
         else:
@@ -472,38 +477,59 @@ class _Search:
 
     def fast_descent(self, BN: NDArray[np.float64], U_in: NDArray[np.float64],
                      N: NDArray[np.intp], mask: NDArray[np.bool_], r: int,
-                     level: float) -> tuple[float, NDArray[np.float64], bool]:
-        """The row-norm bound of a node at its parent's multiplier ``U_in``
-        (LAPACK's ``SPECTRUM`` largest eigenpairs, certified), then, while
-        open, FAST_ITER steps of :func:`_bounds.fast_node_descent` from it
-        (Ritz pairs, certified by Cholesky): ``(bound, vector, closed)``;
-        the children start from the multiplier of the lowest estimate."""
+                     level: float, X_in: NDArray[np.float64] | None,
+                     ) -> tuple[float, NDArray[np.float64], bool]:
+        """The row-norm bound of a node at its parent's multiplier ``U_in``,
+        then, while open, FAST_ITER steps of :func:`_bounds.fast_node_descent`
+        from it (Ritz pairs, certified by Cholesky): ``(bound, vector,
+        closed)``; the children start from the multiplier of the lowest
+        estimate and its Ritz vectors.  With the parent's Ritz vectors
+        (``X_in``, rows over ``N``) the starting value is their Ritz estimate
+        (certified by Cholesky if it closes the node, else a bound
+        ``CERT_SLACK`` above it if one holds, else none: ``inf``); without,
+        LAPACK's ``SPECTRUM`` largest eigenpairs and the spectral bound."""
         A = BN + U_in
-        w, V, tail = _bounds.spectrum(A, SPECTRUM)
-        nrm = float(np.linalg.norm(A))
         pen = _bounds.row_norm_penalty(U_in, mask, r)
-        val = min(float(w[-1]) + A.shape[0] * _bounds.EPS * nrm,
-                  _bounds.spectral_bound(w, V, mask, r, nrm, tail)) + pen
-        vec = V[:, -1]
-        if val <= level or val > level + FAST_WINDOW * val:
-            return val, vec, val <= level
+        target = self.target()
+        if X_in is not None:
+            w, X0 = _bounds.ritz_pairs(A, X_in, _bounds.RITZ_DEPTH)
+            est = float(w[-1]) + pen
+            vec = X0[:, -1]
+            if est <= target and _bounds.certify_below(A, target - pen):
+                return target, vec, True
+            val = self.certified_above(A, est, pen)
+            start = est
+        else:
+            w, V, tail = _bounds.spectrum(A, SPECTRUM)
+            nrm = float(np.linalg.norm(A))
+            val = min(float(w[-1]) + A.shape[0] * _bounds.EPS * nrm,
+                      _bounds.spectral_bound(w, V, mask, r, nrm, tail)) + pen
+            vec = V[:, -1]
+            if val <= level:
+                return val, vec, True
+            X0 = V[:, -max(1, min(RITZ, A.shape[0] // 3)):]
+            start = val
+        if start > level + FAST_WINDOW * start:
+            return val, vec, False
         self.stage = "descent"
-        q = max(1, min(RITZ, A.shape[0] // 3))
-        level = self.target()
         closed, est, U, X, steps = _bounds.fast_node_descent(
-            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, level, V[:, -q:])
+            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, target, X0, FAST_CHECK,
+            FAST_HOPE)
         self.node_steps += steps
         self.desc_tries += 1
-        self.node_mult = (U.astype(np.float32), N)
+        self.node_mult = (U.astype(np.float32), N, X.astype(np.float32))
         if closed:
             self.desc_closed += 1
-            return level, X[:, -1], True
-        # a certified bound a little above the lowest estimate, if it holds
+            return target, X[:, -1], True
         pen = _bounds.row_norm_penalty(U, mask, r)
+        return min(val, self.certified_above(BN + U, est, pen)), X[:, -1], False
+
+    def certified_above(self, A: NDArray[np.float64], est: float, pen: float) -> float:
+        """``t + pen``, ``t`` CERT_SLACK (relative) above the estimate
+        ``est - pen`` of ``lambda_max(A)``, if :func:`_bounds.certify_below`
+        proves it; else ``inf``."""
         t = est * (1.0 + CERT_SLACK) + CERT_SLACK * abs(est)
-        if t < val and _bounds.certify_below(BN + U, t - pen):
-            val = t
-        return val, X[:, -1], False
+        return t if _bounds.certify_below(A, t - pen) else math.inf
 
     def start_dual(self, N: NDArray[np.intp], BN: NDArray[np.float64],
                    v: NDArray[np.float64]) -> None:
