@@ -174,6 +174,10 @@ def test_fast_descent_closes_what_the_bound_allows():
     closed, _, _, _, steps = _bounds.fast_node_descent(Sigma, U, mask, 3, 10, 0.1,
                                                        val * 0.5, X0)
     assert not closed and steps == 10
+    # the give-up rule: every 4th step, while more than 1% above the level
+    closed, est, _, _, steps = _bounds.fast_node_descent(Sigma, U, mask, 3, 10, 0.1,
+                                                         val * 0.5, X0, 4, 0.01)
+    assert not closed and steps == 4 and est > val * 0.5 * 1.01
     assert N.size == 12
 
 
@@ -188,6 +192,7 @@ def test_optimal_claims_with_fast_descents_everywhere(monkeypatch, seed, raw, fa
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
     monkeypatch.setattr(_search, "FAST_ITER", fast_iter)
     monkeypatch.setattr(_search, "FAST_WINDOW", math.inf)
+    monkeypatch.setattr(_search, "DESC_KEEP", 0.0)
     p = 14
     Sigma = random_covariance(seed + 300, p, raw)
     for k in (3, 6, 9):

@@ -41,10 +41,16 @@ them.  Every function here returns a number that is at least that value
   are forced in or out; :func:`row_norm_descent` lowers it at the root,
   :func:`node_descent` at a node (with the node's forced and free features:
   the dual of a perspective-type relaxation, where any ``U`` bounds, so the
-  descent never needs to converge).
+  descent never needs to converge), and :func:`fast_node_descent`, the same
+  steps at a fraction of the cost: Ritz estimates of the largest eigenpairs
+  (:func:`ritz_pairs`, warm-started) steer it, the penalty's rows come from a
+  compiled kernel (:func:`row_norm_rows`), and a node is closed only on a
+  proof that ``lambda_max(S + U) <= level - penalty``
+  (:func:`certify_below`: one Cholesky factorisation).
 
-Eigenvalues come from LAPACK; a margin ``n * eps * ||A||_F`` (a bound on the
-backward error of the symmetric eigensolver) is added to every one that bounds.
+Eigenvalues that bound come from LAPACK, with a margin ``n * eps * ||A||_F``
+(a bound on the backward error of the symmetric eigensolver) added, or are
+certified by Cholesky (:func:`certify_below`, with its own margin).
 """
 
 from __future__ import annotations
