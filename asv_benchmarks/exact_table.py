@@ -18,8 +18,9 @@ each).
 words of largest variance (raw) sits after 60 s of CPU (the limit's clock is
 ``time.process_time`` here): the probing's branch and bounds at ``k - 1``,
 ``k - 2``, ... (nodes, CPU), the root bound, the bound each node stopped at
-(count, closed, CPU), and the open nodes' distance above the level that
-closes them and their depths (default k = 18, 20).
+(count, closed, CPU), the node descents (count, closed, subgradient steps),
+and the open nodes' distance above the level that closes them and their
+depths (default k = 18, 20).
 
 ``survey`` (not in ``all``): real sets of at most 300 features, each raw
 (sample covariance) and standardised (correlation), at k = 5, 10, 15, 20,
@@ -241,6 +242,8 @@ def diagnose(ks) -> None:
               + ", ".join(f"({a}, {b}, {c:.1f})" for a, b, c in calls))
         print(f"  root bound {s.root_bound:.6f}, {100 * (1 - s.inc.value / s.root_bound):.2f}% "
               f"above the best; {getattr(s, 'n_root', '-')} of 300 features left by the probing")
+        print(f"  node descents {s.desc_tries}, {s.desc_closed} closed, {s.node_steps} steps"
+              f"{'' if s.desc_on else ' (given up)'}")
         for stage, (n, closed, sec) in s.diag.items():
             print(f"  stopped at {stage:10s} {n:6d} nodes, {closed:6d} closed, "
                   f"{1e3 * sec / max(n, 1):6.1f} ms each")

@@ -206,14 +206,13 @@ def test_node_bounds_are_valid(seed, p, data, raw):
 def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw, node_iter):
     """The row-norm bound bounds every node (not only after DUAL_AFTER nodes),
     with the root's multiplier lowered from the second node on, and each
-    node's own descent (none, or node_iter steps, at every node the
-    parent's multiplier leaves open) from the third, its children warm-started
-    from its (single-precision) multiplier."""
+    node's own descent (none, or up to node_iter steps, at every node the
+    parent's multiplier leaves open) from the third, its children
+    warm-started from its (single-precision) multiplier and Ritz vectors."""
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
-    monkeypatch.setattr(_search, "NODE_ITER", node_iter)
-    monkeypatch.setattr(_search, "NODE_WINDOW", math.inf)  # at every open node
-    monkeypatch.setattr(_search, "GLOBAL_WINDOW", math.inf)
+    monkeypatch.setattr(_search, "FAST_ITER", node_iter)
+    monkeypatch.setattr(_search, "FAST_WINDOW", math.inf)  # at every open node
     monkeypatch.setattr(_search, "DESC_KEEP", 0.0)  # (and never given up)
     p = 14
     Sigma = random_covariance(seed, p, raw)
@@ -284,7 +283,7 @@ def test_split_follows_the_row_norm_eigenvector(monkeypatch):
     lowest bound; the claims stay optimal (brute force)."""
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
-    monkeypatch.setattr(_search, "NODE_ITER", 0)
+    monkeypatch.setattr(_search, "FAST_ITER", 0)  # (LAPACK at every node)
     last = {}
     orig_descent, orig_bound, orig_choose = (_bounds.node_descent,
                                              _search._Search.bound_node, _search.choose_feature)

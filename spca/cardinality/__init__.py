@@ -19,7 +19,9 @@ bound is at most the caller's ``optimality_gap``, or when the caller's
   dual bound (from the DSPCA multiplier) that tightens as features are
   forced in or out, its multiplier lowered at the root and, warm-started
   from the parent's, at the nodes (the node's own spectrum is dropped once
-  the row-norm bound has shown itself lower);
+  the row-norm bound has shown itself lower); the node descents steer by
+  Ritz estimates and prune only on a Cholesky certificate;
+* :mod:`._descent_fast`: the compiled rows of the row-norm penalty;
 * :mod:`._branching`: nodes and the choice of the feature to split on;
 * :mod:`._starts`: the incumbent, greedy and truncated-power starts, swaps and
   the rounding of nodes.

@@ -41,10 +41,16 @@ them.  Every function here returns a number that is at least that value
   are forced in or out; :func:`row_norm_descent` lowers it at the root,
   :func:`node_descent` at a node (with the node's forced and free features:
   the dual of a perspective-type relaxation, where any ``U`` bounds, so the
-  descent never needs to converge).
+  descent never needs to converge), and :func:`fast_node_descent`, the same
+  steps at a fraction of the cost: Ritz estimates of the largest eigenpairs
+  (:func:`ritz_pairs`, warm-started) steer it, the penalty's rows come from a
+  compiled kernel (:func:`row_norm_rows`), and a node is closed only on a
+  proof that ``lambda_max(S + U) <= level - penalty``
+  (:func:`certify_below`: one Cholesky factorisation).
 
-Eigenvalues come from LAPACK; a margin ``n * eps * ||A||_F`` (a bound on the
-backward error of the symmetric eigensolver) is added to every one that bounds.
+Eigenvalues that bound come from LAPACK, with a margin ``n * eps * ||A||_F``
+(a bound on the backward error of the symmetric eigensolver) added, or are
+certified by Cholesky (:func:`certify_below`, with its own margin).
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from .. import _limits
+from . import _descent_fast
 
 __all__: list[str] = []
 
@@ -565,3 +572,145 @@ def node_descent(S: NDArray[np.float64], U0: NDArray[np.float64], inside: NDArra
             break
         U = U - (step / math.sqrt(j + 1)) * G / scale
     return best, best_U, best_v
+
+
+def ritz_pairs(A: NDArray[np.float64], X: NDArray[np.float64],
+               depth: int = 2) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Estimates of the ``q`` largest eigenpairs of the symmetric ``A`` from
+    ``X`` (``n x q``, e.g. the previous step's): Rayleigh-Ritz on the block
+    Krylov space ``[X, A X, ..., A^depth X]`` (``depth + 1`` products of ``A``
+    with ``q`` columns and a QR of ``(depth + 1) q`` columns, against the
+    ``O(n^3)`` tridiagonalisation of LAPACK).  The values are Ritz values,
+    each at most the eigenvalue it estimates: they steer a descent and never
+    bound (see :func:`certify_below`).  Ascending, as ``eigh``."""
+    blocks = [X]
+    Y = X
+    for _ in range(depth):
+        Y = A @ Y  # the Krylov block A^j X
+        blocks.append(Y)
+    Q, _ = np.linalg.qr(np.hstack(blocks))
+    H = Q.T @ (A @ Q)  # A projected on the Krylov space
+    w, Z = np.linalg.eigh((H + H.T) / 2)
+    q = X.shape[1]
+    return w[-q:], Q @ Z[:, -q:]
+
+
+def certify_below(A: NDArray[np.float64], target: float) -> bool:
+    """Whether ``lambda_max(A) <= target`` is proven (``A`` symmetric, as
+    stored, and the exact ``A'`` it was rounded from with
+    ``|A' - A| <= eps |A|`` entrywise) by one Cholesky factorisation of
+    ``t I - A`` at ``t`` a margin below ``target``.
+
+    If LAPACK's Cholesky of the stored ``M = fl(t I - A)`` runs to the end,
+    ``R' R = M + E`` with ``|E| <= g |R'| |R|``, ``g = gamma_{n+1}``
+    (Higham, Accuracy and Stability, Thm. 10.3), so
+    ``lambda_min(M) >= -||E||_2 >= -g ||R||_F^2 >= -g trace(M) / (1 - g)``;
+    forming ``M`` moves its diagonal by at most ``eps |t - A_ii|`` and ``A'``
+    is within ``eps ||A||_F`` of ``A``.  The margin is twice the sum of these
+    (so ``True`` is a proof; ``False`` proves nothing: the caller falls back
+    to an eigensolver or keeps its bound).  ``O(n^3 / 3)`` flops, blocked."""
+    n = A.shape[0]
+    if n == 0:
+        return target >= 0.0
+    if not math.isfinite(target):
+        return target > 0
+    diag = np.diag(A)
+    g = (n + 1) * EPS / (1.0 - (n + 1) * EPS)
+    trace = abs(n * target - float(diag.sum())) + n * abs(target) * EPS
+    margin = 2.0 * (EPS * float(np.linalg.norm(A))
+                    + EPS * (abs(target) + float(np.abs(diag).max()))
+                    + g / (1.0 - g) * trace)
+    t = target - margin
+    M = -A  # t I - A, a new array (A is not modified)
+    M[np.diag_indices(n)] += t
+    _, info = sla.lapack.dpotrf(M, lower=1, clean=0, overwrite_a=1)
+    return int(info) == 0
+
+
+def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
+                  r: int) -> tuple[float, NDArray[np.intp], NDArray[np.intp]]:
+    """:func:`row_norm_penalty` (the same number, up to the order of its
+    sums) and a subgradient of it in ``U`` as entries ``(rows, cols)``:
+    the penalty's rows (``I`` and the ``r`` free rows of largest ``rho``),
+    each with its columns over ``I`` and its ``r`` largest free ones; the
+    subgradient there is ``U[rows, cols] / penalty`` (compiled kernel
+    :func:`spca.cardinality._descent_fast.row_norm_rows`)."""
+    n = U.shape[0]
+    m = int(inside.sum())
+    fi = np.flatnonzero(~inside)
+    rr = min(r, fi.size)
+    rho2 = np.empty(n)
+    picks = np.empty((n, max(rr, 1)), dtype=np.intp)
+    _descent_fast.row_norm_rows(np.ascontiguousarray(U), inside.view(np.uint8), rr, rho2, picks)
+    sel = inside.copy()
+    if rr > 0:
+        sel[fi[np.argpartition(rho2[fi], fi.size - rr)[fi.size - rr:]]] = True
+    rows = np.flatnonzero(sel)
+    pen = math.sqrt(float(rho2[rows].sum()))
+    cols = np.hstack([np.broadcast_to(np.flatnonzero(inside), (rows.size, m)),
+                      picks[rows, :rr]])
+    return (pen * (1.0 + 4 * (n + m + r) * EPS), np.repeat(rows, cols.shape[1]),
+            cols.ravel())
+
+
+def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
+                      inside: NDArray[np.bool_], r: int, iters: int, step: float,
+                      level: float, X0: NDArray[np.float64], check: int = 0,
+                      hope: float = math.inf,
+                      ) -> tuple[bool, float, NDArray[np.float64], NDArray[np.float64], int]:
+    """:func:`node_descent`'s steps with the eigensolves replaced by
+    :func:`ritz_pairs` (warm-started from ``X0``, ``n x q``, and then from the
+    previous step), aiming only below ``level``: as soon as the estimated
+    value ``theta + row_norm_penalty(U)`` is below ``level``,
+    :func:`certify_below` tries to prove ``lambda_max(S + U) <= level -
+    penalty``, and the descent stops on a proof.
+
+    The step is :func:`node_descent`'s, ``W * (G + G') / 2`` over its largest
+    entry, with the smoothed top eigenvector term ``sum_i e_i x_i x_i'`` (its
+    weights below ``1e-12`` dropped) formed as ``Y Y'``, ``W``'s scaling in
+    ``Y``, and the penalty's sparse subgradient (:func:`row_norm_rows`) added
+    entry by entry.
+
+    Returns ``(closed, estimate, U, X, steps)``: ``closed`` is proven;
+    ``estimate`` is the lowest estimated value (a Ritz value plus the
+    penalty: an estimate, not a bound) at ``U``, whose Ritz vectors are
+    ``X``; ``steps`` the subgradient steps taken.  Every ``check`` steps
+    (``0``: never), the descent gives up when its lowest estimate is still
+    above ``level * (1 + hope)``."""
+    U = (U0 + U0.T) / 2
+    root = np.sqrt(np.sqrt(np.maximum(np.diag(S), 0.0)))
+    root /= max(float(root.max()), np.finfo(float).tiny)  # W = root root'
+    X = X0
+    best, best_U, best_X = math.inf, U, X0
+    mu = 0.0
+    for j in range(iters + 1):
+        A = S + U
+        w, X = ritz_pairs(A, X, RITZ_DEPTH)
+        pen, ii, jj = row_norm_rows(U, inside, r)
+        est = float(w[-1]) + pen
+        if est < best:
+            best, best_U, best_X = est, U, X
+        if est < level and certify_below(A, level - pen):
+            return True, est, U, X, j
+        if j == iters or (check and j and j % check == 0 and best > level * (1.0 + hope)):
+            return False, best, best_U, best_X, j
+        if mu == 0.0:
+            mu = 1e-3 * max(abs(float(w[-1])), np.finfo(float).tiny)
+        e = np.exp((w - w[-1]) / mu)
+        e /= e.sum()
+        keep = e > 1e-12
+        Y = X[:, keep] * (np.sqrt(e[keep]) * root[:, None])
+        G = Y @ Y.T  # W * (sum_i e_i x_i x_i')
+        if pen > 0:
+            g = 0.5 * U[ii, jj] / pen * root[ii] * root[jj]  # W * (Gp + Gp') / 2
+            np.add.at(G, (ii, jj), g)
+            np.add.at(G, (jj, ii), g)
+        scale = max(float(G.max()), -float(G.min()))
+        if not scale > 0:
+            break
+        U = U - (step / math.sqrt(j + 1) / scale) * G
+    return False, best, best_U, best_X, iters
+
+
+# Krylov depth of the Ritz estimates of fast_node_descent.
+RITZ_DEPTH = 2

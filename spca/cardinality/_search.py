@@ -56,35 +56,6 @@ SPECTRUM = 8
 ROW_AFTER = 128
 ROW_ITER = 100
 ROW_STEP = 1.0
-# After the root's descent, a node that the row-norm bound with its parent's
-# multiplier leaves open lowers that multiplier by NODE_ITER subgradient steps
-# of its own (_bounds.node_descent: with the node's forced and free features,
-# over the SPECTRUM largest eigenpairs), stopped as soon as the node closes,
-# and hands the result to its children (warm start).
-NODE_ITER = 20
-# ... only at nodes whose bound is within NODE_WINDOW (relative) of the level
-# that closes them: far above it, 20 steps seldom close a node and cost 20
-# eigensolves (measured: the NYT sample's 300 words of largest variance, raw,
-# k = 20, root gap 8%: gap after 60 s 6.2% descending everywhere, 5.5% with
-# no descent).
-NODE_WINDOW = 0.03
-# ... and stops for good when, after DESC_TRIAL descents, fewer than a
-# fraction DESC_KEEP of them closed their node (a work-based rule; measured:
-# the NYT sample's 300 words standardised, k = 20, 42 of 140 closed, 13 of
-# the first 32; tissue_gene_expression's 300 genes standardised, k = 20,
-# none of 1,782, which cost the proof: 2,330 nodes in 60 s against 10,685 to
-# the proof in 24 s without descents).
-DESC_TRIAL = 32
-DESC_KEEP = 0.1
-# ... and begin only after NODE_AFTER nodes (the searches that end sooner
-# gain little from them: Eisen2 at k = 5, 171 nodes without, 155 with, took
-# 1.2x the time)
-NODE_AFTER = 256
-# ... and only once the search's bound is within GLOBAL_WINDOW of the level
-# (measured, 60 s: the NYT sample's 300 words of largest variance, raw,
-# k = 20, gap 4.35%, 4,033 nodes; 5.04%, 2,249 nodes with descents as soon as
-# a node was within NODE_WINDOW; 4.28% without any; k = 15 proven in 33 s)
-GLOBAL_WINDOW = 0.03
 # Once the root's multiplier has been lowered (ROW_AFTER), the nodes' own
 # spectrum (step 4 of bound_node: an eigensolve of Sigma_NN) is skipped for
 # good when, over its first SPEC_TRIAL nodes, it was below the row-norm bound
@@ -94,6 +65,37 @@ GLOBAL_WINDOW = 0.03
 # after the descent; a work-based rule).
 SPEC_TRIAL = 64
 SPEC_KEEP = 0.05
+# After the root's descent, a node that the row-norm bound with its parent's
+# multiplier leaves open, by at most FAST_WINDOW (relative), lowers that
+# multiplier by up to FAST_ITER subgradient steps of its own
+# (_bounds.fast_node_descent: with the node's forced and free features; the
+# RITZ largest eigenpairs of Sigma_NN + U estimated by Rayleigh-Ritz on a
+# block Krylov space, warm from the parent's, or from LAPACK's at a node
+# whose parent did not descend; each step ~0.8-1.2 ms at 300 features against
+# ~4.8 ms with LAPACK's eigenpairs), stops at a proof that it is closed
+# (a Cholesky factorisation, _bounds.certify_below), and gives up at every
+# FAST_CHECK-th step while its lowest estimate is more than FAST_HOPE above
+# the level.  Its children start from its multiplier and Ritz vectors; an
+# open node's bound is the certified CERT_SLACK above its lowest estimate,
+# if that holds and is lower.  Measured (the NYT sample's 300 words of
+# largest variance, raw, 60 s of CPU, one BLAS thread): k = 18, gap 2.92%
+# (node descents of 20 LAPACK steps within 3%) -> proven in 30-36 s; 20
+# steps at every node within 5% gave 0.59%, 40 steps with the give-up rule
+# proven in 46.8 s against 49.8 s without it (both without the probing).
+FAST_ITER = 40
+FAST_CHECK = 10
+FAST_HOPE = 0.01
+FAST_WINDOW = 0.05
+RITZ = 4
+CERT_SLACK = 1e-4
+# The descents stop for good when, after DESC_TRIAL of them, fewer than a
+# fraction DESC_KEEP closed their node (a work-based rule; measured with the
+# LAPACK descents: tissue_gene_expression's 300 genes standardised, k = 20,
+# none of 1,782 closed, which cost the proof: 2,330 nodes in 60 s against
+# 10,685 to the proof in 24 s without descents; the NYT sample's 300 words,
+# raw, k = 18 / 20: about 50% / 25% of the fast descents close their node).
+DESC_TRIAL = 32
+DESC_KEEP = 0.1
 ROOT_ITER = 20
 LAM_STEPS = 10
 LAM_FACTOR = 1.6
@@ -176,6 +178,15 @@ class _Search:
         """A node whose bound is at most this is closed: it cannot beat the
         incumbent by more than the gap asked for."""
         return self.inc.value / (1.0 - self.gap) if self.inc.value > 0 else 0.0
+
+    def target(self) -> float:
+        """The largest bound at most :meth:`level` that, as a node's closing
+        bound, leaves the relative gap at most the one asked for (rounding:
+        ``level`` itself may miss it by an ulp)."""
+        t = self.level()
+        while t > 0 and _rel_gap(self.inc.value, t) > self.gap:
+            t = float(np.nextafter(t, 0.0))
+        return t
 
     def upper(self) -> float:
         top = -self.heap[0].key[0] if self.heap else -math.inf
@@ -396,33 +407,24 @@ class _Search:
         #    first) restricted to the node (one eigendecomposition); its
         #    penalty, unlike DSPCA's lam k, shrinks as features are forced in
         #    or out.  After the root's descent, the node lowers the multiplier
-        #    for itself and its children (NODE_ITER steps, while open).
+        #    for itself and its children (fast_descent, while open).
         if self.root_dual is None or not self.dual_on:
             return bound, v
         self.stage = "row_norm"
-        U_src, idx = node.mult if node.mult is not None else self.root_dual
+        U_src, idx = node.mult[:2] if node.mult is not None else self.root_dual
         before = bound
         pos = np.searchsorted(idx, N)
         # (a stored multiplier is float32; any U bounds, and the bound is
         # evaluated in float64 on the U actually used)
         U_in = U_src[np.ix_(pos, pos)].astype(np.float64)
-        val, _, vec = _bounds.node_descent(BN, U_in, mask, r, 0, 0.0, SPECTRUM)
-        if (self.row_steps and self.desc_on and NODE_ITER and self.n_nodes > NODE_AFTER
-                and level < val <= level + NODE_WINDOW * val
-                and self.upper() <= level + GLOBAL_WINDOW * self.upper()):
-            self.stage = "descent"
-            val2, U_node, vec2 = _bounds.node_descent(BN, U_in, mask, r, NODE_ITER,
-                                                      ROW_STEP * self.lam, SPECTRUM, cap=level)
-            self.node_steps += NODE_ITER
-            self.desc_tries += 1
-            if val2 < val:
-                val, vec = val2, vec2
-            if val <= level:
-                self.desc_closed += 1
-            if self.desc_tries >= DESC_TRIAL and self.desc_closed < DESC_KEEP * self.desc_tries:
-                self.desc_on = False  # they seldom close a node here: not worth their cost
-            # the children start from it (stored in single precision)
-            self.node_mult = (U_node.astype(np.float32), N)
+        if FAST_ITER and self.row_steps:
+            X_in = (node.mult[2][pos].astype(np.float64)
+                    if node.mult is not None and len(node.mult) > 2 else None)
+            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in)
+            if closed:
+                return min(bound, val), None
+        else:
+            val, _, vec = _bounds.node_descent(BN, U_in, mask, r, 0, 0.0, SPECTRUM)
         if row_ready and v is not None:
             # the spectrum of the node's own block against the row-norm bound
             self.spec_tries += 1
@@ -444,6 +446,64 @@ class _Search:
         if vec is not v:
             self.inc.round(inside, free, vec[~mask])
         return bound, vec
+
+    def fast_descent(self, BN: NDArray[np.float64], U_in: NDArray[np.float64],
+                     N: NDArray[np.intp], mask: NDArray[np.bool_], r: int,
+                     level: float, X_in: NDArray[np.float64] | None,
+                     ) -> tuple[float, NDArray[np.float64], bool]:
+        """The row-norm bound of a node at its parent's multiplier ``U_in``,
+        then, while open, FAST_ITER steps of :func:`_bounds.fast_node_descent`
+        from it (Ritz pairs, certified by Cholesky): ``(bound, vector,
+        closed)``; the children start from the multiplier of the lowest
+        estimate and its Ritz vectors.  With the parent's Ritz vectors
+        (``X_in``, rows over ``N``) the starting value is their Ritz estimate
+        (certified by Cholesky if it closes the node, else a bound
+        ``CERT_SLACK`` above it if one holds, else none: ``inf``); without,
+        LAPACK's ``SPECTRUM`` largest eigenpairs and the spectral bound."""
+        A = BN + U_in
+        pen = _bounds.row_norm_penalty(U_in, mask, r)
+        target = self.target()
+        if X_in is not None:
+            w, X0 = _bounds.ritz_pairs(A, X_in, _bounds.RITZ_DEPTH)
+            est = float(w[-1]) + pen
+            vec = X0[:, -1]
+            if est <= target and _bounds.certify_below(A, target - pen):
+                return target, vec, True
+            val = self.certified_above(A, est, pen)
+            start = est
+        else:
+            w, V, tail = _bounds.spectrum(A, SPECTRUM)
+            nrm = float(np.linalg.norm(A))
+            val = min(float(w[-1]) + A.shape[0] * _bounds.EPS * nrm,
+                      _bounds.spectral_bound(w, V, mask, r, nrm, tail)) + pen
+            vec = V[:, -1]
+            if val <= level:
+                return val, vec, True
+            X0 = V[:, -max(1, min(RITZ, A.shape[0] // 3)):]
+            start = val
+        if not self.desc_on or start > level + FAST_WINDOW * start:
+            return val, vec, False
+        self.stage = "descent"
+        closed, est, U, X, steps = _bounds.fast_node_descent(
+            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, target, X0, FAST_CHECK,
+            FAST_HOPE)
+        self.node_steps += steps
+        self.desc_tries += 1
+        self.node_mult = (U.astype(np.float32), N, X.astype(np.float32))
+        self.desc_closed += closed
+        if self.desc_tries >= DESC_TRIAL and self.desc_closed < DESC_KEEP * self.desc_tries:
+            self.desc_on = False  # they seldom close a node here: not worth their cost
+        if closed:
+            return target, X[:, -1], True
+        pen = _bounds.row_norm_penalty(U, mask, r)
+        return min(val, self.certified_above(BN + U, est, pen)), X[:, -1], False
+
+    def certified_above(self, A: NDArray[np.float64], est: float, pen: float) -> float:
+        """``t + pen``, ``t`` CERT_SLACK (relative) above the estimate
+        ``est - pen`` of ``lambda_max(A)``, if :func:`_bounds.certify_below`
+        proves it; else ``inf``."""
+        t = est * (1.0 + CERT_SLACK) + CERT_SLACK * abs(est)
+        return t if _bounds.certify_below(A, t - pen) else math.inf
 
     def start_dual(self, N: NDArray[np.intp], BN: NDArray[np.float64],
                    v: NDArray[np.float64]) -> None:
