@@ -336,6 +336,11 @@ class _Solved(NamedTuple):
     result: DSPCAResult
 
 
+# Bracketing solves and certificate probes whose working sets use up their
+# sweeps return the working sets' certificate (see spca._bca._out_of_sweeps)
+# instead of one sweep over the whole block.
+SETTLE = True
+
 # A warm start needs this fraction of the features solved over to have been
 # solved over before (else the solve starts cold).
 WARM_OVERLAP = 0.3
@@ -672,8 +677,12 @@ class _Solver:
                    if G.size == 1 and not limited else None)
             if res is None:
                 # (the caller's limit also ends the solve itself, between sweeps)
+                # (a bracketing solve or a probe whose sweeps run out in its
+                # working sets settles for their certificate: see
+                # spca._bca._out_of_sweeps)
                 res = _dspca_bca_checked(self._sub(G), lam, tol=tol, max_sweeps=budget,
                                          X0=X0, refine=not bracketing, give_up=give_up,
+                                         settle=SETTLE and (bracketing or role == "bound"),
                                          time_limit=limit if limited else None,
                                          **self.options)
         out = _lift(res, G, self.cov.n)
