@@ -1647,6 +1647,10 @@ _STOP_REASONS = {
 # runs up to this support size.
 GREEDY_MAX = 64
 SWAPS_MAX = 64
+# Above GREEDY_MAX, forward greedy selection from nothing is a start of the
+# first answer only under a time limit (where its growth is the answer that
+# is always completed in time).
+GREEDY_ALONE = False
 # At most this many solves are added to tighten the certificate, each to this
 # relative gap and sweep limit (its upper bound is certified either way);
 # none once the tangents promise less than BOUND_RTOL relative improvement,
@@ -1803,7 +1807,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         solver._moves = _ksparse._Pool(B)
     pool = solver._moves
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
-    if heuristics and (k <= GREEDY_MAX or not seeds):
+    limited = limit is not None and limit.limited
+    if heuristics and (k <= GREEDY_MAX or (not seeds and (limited or GREEDY_ALONE))):
+        # (above GREEDY_MAX without a time limit, the truncated power starts
+        # below are the first answer; see GREEDY_ALONE)
         seeds.append(("greedy", np.zeros(0, dtype=np.intp)))
     # Every start is completed to k features first; the swap searches then
     # run from the best completed start down (a swap search from a poor
@@ -1815,7 +1822,6 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
     done: list[tuple[str, NDArray[np.intp]]] = []
     ready = any(S.size == k for _, S in seeds)
-    limited = limit is not None and limit.limited
     for name, S in seeds:
         if late() and (done or (ready and S.size != k)):
             continue  # (the first completed start, or one needing no completion)

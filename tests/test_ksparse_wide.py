@@ -274,3 +274,31 @@ def test_the_best_cut_of_a_loose_solve_is_tightened(monkeypatch):
     assert again.lam in [t.lam for t in loose.trials if t.gap > tol]
     assert tight.variance_upper_bound <= loose.variance_upper_bound
     assert tight.explained_variance == loose.explained_variance
+
+
+def test_no_greedy_start_from_nothing_above_greedy_max(monkeypatch):
+    # (k > GREEDY_MAX: the truncated power starts are the first answer
+    # without a time limit; under one, greedy growth stays the start that
+    # is always completed in time)
+    S = factor_covariance(2, 160)
+    k = _path.GREEDY_MAX + 6
+    grown_from: list[int] = []
+    real = _ksparse._Pool.grow
+
+    def grow(self, start, *args, **kwargs):
+        grown_from.append(len(start))
+        return real(self, start, *args, **kwargs)
+
+    monkeypatch.setattr(_ksparse._Pool, "grow", grow)
+    res = spca.dspca_cardinality(S, k)
+    assert 0 not in grown_from
+    assert res.cardinality == k and res.explained_variance <= res.variance_upper_bound
+    grown_from.clear()
+    limited = spca.dspca_cardinality(S, k, time_limit=600.0)
+    assert 0 in grown_from
+    assert limited.cardinality == k
+    # with the greedy start back, the same answer and bound here
+    monkeypatch.setattr(_path, "GREEDY_ALONE", True)
+    again = spca.dspca_cardinality(S, k)
+    np.testing.assert_array_equal(again.support, res.support)
+    assert again.variance_upper_bound == res.variance_upper_bound
