@@ -261,7 +261,9 @@ def test_no_fine_probes_where_the_relaxation_is_large(monkeypatch):
 
 def test_the_best_cut_of_a_loose_solve_is_tightened(monkeypatch):
     # (the search's first solve stops at FIRST_TOL; when its cut is the best,
-    # that solve is made again to TIGHT_TOL, warm, and the bound can only drop)
+    # that solve is made again to TIGHT_TOL, warm, and the bound can only drop;
+    # here the best cut's gap is 1.0e-2, above TIGHT_FROM, lifted for this)
+    monkeypatch.setattr(_path, "TIGHT_FROM", 1.0)
     S = factor_covariance(1, 400)
     k = 20
     tight = spca.dspca_cardinality(S, k)
@@ -302,3 +304,25 @@ def test_no_greedy_start_from_nothing_above_greedy_max(monkeypatch):
     again = spca.dspca_cardinality(S, k)
     np.testing.assert_array_equal(again.support, res.support)
     assert again.variance_upper_bound == res.variance_upper_bound
+
+
+def test_a_best_cut_far_from_converged_is_not_tightened(monkeypatch):
+    # (TIGHT_FROM: the tightening solve is made only for a best cut whose
+    # gap is at most TIGHT_FROM; the case of the test above, whose best cut
+    # has a gap of 1.0e-2, gets the trials of the search without it)
+    S = factor_covariance(1, 400)
+    k = 20
+    monkeypatch.setattr(_path, "TIGHT_FROM", 1.0)
+    tight = spca.dspca_cardinality(S, k)
+    again = [t for t in tight.trials if t.role == "bound" and t.tol == _path.TIGHT_TOL]
+    assert len(again) == 1
+    gap = max(t.gap for t in tight.trials if t.lam == again[0].lam and t is not again[0])
+    monkeypatch.setattr(_path, "TIGHT_FROM", 1e-2)
+    assert gap > _path.TIGHT_FROM
+    capped = spca.dspca_cardinality(S, k)
+    monkeypatch.setattr(_path, "TIGHT_TOL", 1.0)
+    loose = spca.dspca_cardinality(S, k)
+    assert [(t.lam, t.role, t.sweeps) for t in capped.trials] == [
+        (t.lam, t.role, t.sweeps) for t in loose.trials]
+    assert len(capped.trials) == len(tight.trials) - 1
+    assert capped.variance_upper_bound == loose.variance_upper_bound
