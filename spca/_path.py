@@ -336,6 +336,11 @@ class _Solved(NamedTuple):
     result: DSPCAResult
 
 
+# Bracketing solves and certificate probes whose working sets use up their
+# sweeps return the working sets' certificate (see spca._bca._out_of_sweeps)
+# instead of one sweep over the whole block.
+SETTLE = True
+
 # A warm start needs this fraction of the features solved over to have been
 # solved over before (else the solve starts cold).
 WARM_OVERLAP = 0.3
@@ -672,8 +677,12 @@ class _Solver:
                    if G.size == 1 and not limited else None)
             if res is None:
                 # (the caller's limit also ends the solve itself, between sweeps)
+                # (a bracketing solve or a probe whose sweeps run out in its
+                # working sets settles for their certificate: see
+                # spca._bca._out_of_sweeps)
                 res = _dspca_bca_checked(self._sub(G), lam, tol=tol, max_sweeps=budget,
                                          X0=X0, refine=not bracketing, give_up=give_up,
+                                         settle=SETTLE and (bracketing or role == "bound"),
                                          time_limit=limit if limited else None,
                                          **self.options)
         out = _lift(res, G, self.cov.n)
@@ -1170,6 +1179,24 @@ JUMP_MIN = 4  # (a jump of a few features is cheap to bisect, and its ends are a
 JUMP_STEP = 0.97
 
 
+# A first solve below k whose l1 is less than this fraction of the
+# soft-thresholded l1 at its lam is taken to sit above a jump: the soft cuts'
+# shape (see _soft_probe, which scales the soft l1 by that ratio, 0.83-0.97
+# on the real wide sets' gradual paths) does not place the crossing, and the
+# next solve steps across it (see JUMP_STEP).  NCI60's 2,000 genes at k = 40:
+# 19 nonzeros at 0.5733, l1 17.3 against a soft l1 of 72.5 (0.24); the soft
+# probe's step went to 0.4652 (200 nonzeros, 2.5 s of CPU), far below the
+# jump at about 0.553.
+SOFT_JUMP = 0.5
+
+
+def _soft_jump(cut: _ksparse.Cut, soft: list[_ksparse.Cut]) -> bool:
+    """Whether the solve ``cut`` has an l1 below SOFT_JUMP times the
+    soft-thresholded cut's at the same lam (``False`` without one)."""
+    at = [c for c in soft if c.lam == cut.lam and c.l1 > 0]
+    return bool(at) and math.isfinite(cut.l1) and cut.l1 < SOFT_JUMP * at[0].l1
+
+
 def _card_at(trials: list[LamTrial], lam: float, default: int) -> int:
     """Cardinality of the latest solve at ``lam`` (``default`` if none)."""
     for t in reversed(trials):
@@ -1426,8 +1453,10 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
                 # One solve so far: where its l1 reaches k by the shape of the
                 # soft-thresholded cuts (see _soft_probe; sum |Z_ij| <= the
                 # cardinality, so the cardinality there is at least k).
-                pred = _soft_probe([_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm)
-                                    for t in solver.trials[first:]], soft, k, 0.0, lam)
+                made = [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm)
+                        for t in solver.trials[first:]]
+                pred = (None if started_low and _soft_jump(made[-1], soft)
+                        else _soft_probe(made, soft, k, 0.0, lam))
                 if pred is None:
                     # (out of their range, e.g. across a jump: the geometric
                     # middle of lam and the largest lam below whose
@@ -1638,6 +1667,10 @@ _STOP_REASONS = {
 # runs up to this support size.
 GREEDY_MAX = 64
 SWAPS_MAX = 64
+# Above GREEDY_MAX, forward greedy selection from nothing is a start of the
+# first answer only under a time limit (where its growth is the answer that
+# is always completed in time).
+GREEDY_ALONE = False
 # At most this many solves are added to tighten the certificate, each to this
 # relative gap and sweep limit (its upper bound is certified either way);
 # none once the tangents promise less than BOUND_RTOL relative improvement,
@@ -1658,6 +1691,13 @@ FINE_CARD = 32
 # ... and the solve of the best cut, when its gap is above this, is solved
 # again to it (warm, within the probes' budget).
 TIGHT_TOL = 1e-6
+# ... when that gap is at most this (a solve that stopped looser, e.g. one
+# settled inside a jump where the optimum is not rank one, see SETTLE, does
+# not reach TIGHT_TOL in the probes' few sweeps: NCI60's 2,000 genes at
+# k = 75, 0.5561, gap 4.2e-2 -> 3.7e-2 in 1.3 s of CPU, about 3 eigvalsh,
+# the bound 47.354 -> 47.329; a 400-feature factor correlation at k = 20,
+# tests/test_ksparse_wide.py: gap 1.0e-2 -> 2.8e-2, a cut above the bound).
+TIGHT_FROM = 1e-2
 # Probes inside a jump of the search's cardinalities (see _inside_jump) over
 # at least _bca.WS_MIN features.
 JUMP_PROBES = 1
@@ -1794,7 +1834,10 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
         solver._moves = _ksparse._Pool(B)
     pool = solver._moves
     seeds = [(name, np.searchsorted(P, S)) for name, S in starts]
-    if heuristics and (k <= GREEDY_MAX or not seeds):
+    limited = limit is not None and limit.limited
+    if heuristics and (k <= GREEDY_MAX or (not seeds and (limited or GREEDY_ALONE))):
+        # (above GREEDY_MAX without a time limit, the truncated power starts
+        # below are the first answer; see GREEDY_ALONE)
         seeds.append(("greedy", np.zeros(0, dtype=np.intp)))
     # Every start is completed to k features first; the swap searches then
     # run from the best completed start down (a swap search from a poor
@@ -1806,7 +1849,6 @@ def _ksparse_support(solver: _Solver, k: int, results: list[DSPCAResult],
     e[int(np.argmax(np.where(pool.usable, pool.d, -np.inf)))] = 1.0
     done: list[tuple[str, NDArray[np.intp]]] = []
     ready = any(S.size == k for _, S in seeds)
-    limited = limit is not None and limit.limited
     for name, S in seeds:
         if late() and (done or (ready and S.size != k)):
             continue  # (the first completed start, or one needing no completion)
@@ -2468,7 +2510,9 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             # 0.547, lowered the bound by 1.4% in 1 s; the second, at 0.553,
             # stopped at gap 0.27 after 3 sweeps and 12 s), see JUMP_PROBES.
             jump_probes += 1
-            if jump_probes > JUMP_PROBES:
+            if jump_probes > JUMP_PROBES or (dual and not (limit is not None
+                                                            and limit.limited)
+                                              and _kink_first(solver.trials[first:], k)):
                 break
         left = eig_budget - (solver.work - work0) - excess
         if dual and DUAL_PROBES and not (limit is not None and limit.limited):
@@ -2496,7 +2540,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
             top = min(mine, key=lambda t: t.upper_bound + t.lam * k)
             cap = (min(BOUND_SWEEPS, probe_sweeps(max(solver.size_at(top.lam), 1),
                                                   eig_budget - (solver.work - work0) - excess))
-                   if top.gap > TIGHT_TOL and top.role != "bound" else 0)
+                   if TIGHT_TOL < top.gap <= TIGHT_FROM and top.role != "bound" else 0)
             if cap >= 1:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", EmptyProblemWarning)
@@ -2540,6 +2584,18 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
 # restricted solves' options (2 or 3 QP passes, no QP finish, qp_tol 1e-2)
 # and tol 1e-5 were no faster.
 KINK_PROBES = True
+# A certificate probe solve inside a jump (see JUMP_PROBES) is not made when
+# the kink probe will follow and the jump's near-side solve is within this
+# fraction (relative) of the kink: its supports already hold the kink's, and
+# a solve in the jump, where the optimum is not rank one, ends loose.
+# NCI60's 2,000 genes at k = 30 (near side 0.5395, 117 nonzeros, 2.5% below
+# the kink; one BLAS thread, CPU, one process): the probe at 0.5526 ended at
+# gap 3.6e-2 (1.5 s); without it 10.6 -> 6.8x eigvalsh, certified ratio
+# 0.9663 -> 0.9695 (the kink probe from the search's solves).  At k = 40 the
+# near side (0.4652, 200 nonzeros) is 16% below, and the probe inside the
+# jump (0.5268, 127 nonzeros) gives the kink probe its near side: without
+# it 0.9552 -> 0.9452.
+KINK_FIRST = 0.05
 KINK_SHIFT = 0.05
 KINK_ROUNDS = 4
 KINK_ADD = 48
@@ -2575,6 +2631,14 @@ def _kink(trials: list[LamTrial], k: int) -> tuple[float, float, float, float] |
             lam = meet - KINK_SHIFT * (meet - lo.lam)
             return lam, va + a * (meet - lo.lam), lo.lam, hi.lam
     return None
+
+
+def _kink_first(trials: list[LamTrial], k: int) -> bool:
+    """Whether the kink probe (see :func:`_kink`) is left to close a jump
+    over ``k`` without a probe solve inside it: its near side's solve is
+    within KINK_FIRST (relative) of the kink."""
+    kink = _kink(trials, k) if KINK_PROBES else None
+    return kink is not None and kink[0] - kink[2] <= KINK_FIRST * kink[0]
 
 
 def _loadings_at(solver: _Solver, lam: float) -> NDArray[np.float64]:

@@ -211,6 +211,12 @@ WIDE_FLOORS = {
     ("tissue_gene_expression", 100): (0.95595, 53.9988, 1),
     ("pd_speech", 50): (0.9958117, 47.7041, 2),
     ("pd_speech", 100): (0.9720025, 74.6459, 1),
+    # inside NCI60's cardinality jump (bracketing solves that settle for
+    # their working sets' certificate, see _path.SETTLE): main gave 0.9517371
+    # and 0.9717801 in 21-29x eigvalsh; these are this branch's, rounded down
+    ("NCI60 top 2000", 30): (0.969533, 21.6109, 3),
+    ("NCI60 top 2000", 40): (0.959986, 26.6468, 3),  # (main: 0.9552195, SOFT_JUMP)
+    ("NCI60 top 2000", 75): (0.980256, 46.4191, 2),
 }
 
 
@@ -261,7 +267,9 @@ def test_no_fine_probes_where_the_relaxation_is_large(monkeypatch):
 
 def test_the_best_cut_of_a_loose_solve_is_tightened(monkeypatch):
     # (the search's first solve stops at FIRST_TOL; when its cut is the best,
-    # that solve is made again to TIGHT_TOL, warm, and the bound can only drop)
+    # that solve is made again to TIGHT_TOL, warm, and the bound can only drop;
+    # here the best cut's gap is 1.0e-2, above TIGHT_FROM, lifted for this)
+    monkeypatch.setattr(_path, "TIGHT_FROM", 1.0)
     S = factor_covariance(1, 400)
     k = 20
     tight = spca.dspca_cardinality(S, k)
@@ -274,3 +282,53 @@ def test_the_best_cut_of_a_loose_solve_is_tightened(monkeypatch):
     assert again.lam in [t.lam for t in loose.trials if t.gap > tol]
     assert tight.variance_upper_bound <= loose.variance_upper_bound
     assert tight.explained_variance == loose.explained_variance
+
+
+def test_no_greedy_start_from_nothing_above_greedy_max(monkeypatch):
+    # (k > GREEDY_MAX: the truncated power starts are the first answer
+    # without a time limit; under one, greedy growth stays the start that
+    # is always completed in time)
+    S = factor_covariance(2, 160)
+    k = _path.GREEDY_MAX + 6
+    grown_from: list[int] = []
+    real = _ksparse._Pool.grow
+
+    def grow(self, start, *args, **kwargs):
+        grown_from.append(len(start))
+        return real(self, start, *args, **kwargs)
+
+    monkeypatch.setattr(_ksparse._Pool, "grow", grow)
+    res = spca.dspca_cardinality(S, k)
+    assert 0 not in grown_from
+    assert res.cardinality == k and res.explained_variance <= res.variance_upper_bound
+    grown_from.clear()
+    limited = spca.dspca_cardinality(S, k, time_limit=600.0)
+    assert 0 in grown_from
+    assert limited.cardinality == k
+    # with the greedy start back, the same answer and bound here
+    monkeypatch.setattr(_path, "GREEDY_ALONE", True)
+    again = spca.dspca_cardinality(S, k)
+    np.testing.assert_array_equal(again.support, res.support)
+    assert again.variance_upper_bound == res.variance_upper_bound
+
+
+def test_a_best_cut_far_from_converged_is_not_tightened(monkeypatch):
+    # (TIGHT_FROM: the tightening solve is made only for a best cut whose
+    # gap is at most TIGHT_FROM; the case of the test above, whose best cut
+    # has a gap of 1.0e-2, gets the trials of the search without it)
+    S = factor_covariance(1, 400)
+    k = 20
+    monkeypatch.setattr(_path, "TIGHT_FROM", 1.0)
+    tight = spca.dspca_cardinality(S, k)
+    again = [t for t in tight.trials if t.role == "bound" and t.tol == _path.TIGHT_TOL]
+    assert len(again) == 1
+    gap = max(t.gap for t in tight.trials if t.lam == again[0].lam and t is not again[0])
+    monkeypatch.setattr(_path, "TIGHT_FROM", 1e-2)
+    assert gap > _path.TIGHT_FROM
+    capped = spca.dspca_cardinality(S, k)
+    monkeypatch.setattr(_path, "TIGHT_TOL", 1.0)
+    loose = spca.dspca_cardinality(S, k)
+    assert [(t.lam, t.role, t.sweeps) for t in capped.trials] == [
+        (t.lam, t.role, t.sweeps) for t in loose.trials]
+    assert len(capped.trials) == len(tight.trials) - 1
+    assert capped.variance_upper_bound == loose.variance_upper_bound

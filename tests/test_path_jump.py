@@ -186,3 +186,47 @@ def test_bound_at_a_jump_reaches_a_dense_lam_scan():
         assert res.variance_upper_bound <= scan * (1 + 1e-3)
         assert res.explained_variance <= res.variance_upper_bound
         assert res.cardinality == k
+
+
+def test_soft_jump_flags_a_solve_far_below_the_soft_l1():
+    # (NCI60's 2,000 genes: soft-thresholded l1 72.5 at 0.5733 and 17.2 at
+    # 0.5995; the solves there have l1 17.3 and 16.9)
+    soft = [_ksparse.Cut(lam, 5.0, l1) for lam, l1 in
+            [(0.4388, 204.9), (0.5244, 112.1), (0.5733, 72.5), (0.5995, 17.2)]]
+    assert _path._soft_jump(_ksparse.Cut(0.5733, 5.26, 17.3), soft)
+    assert not _path._soft_jump(_ksparse.Cut(0.5995, 4.8, 16.9), soft)
+    # the ratio of the real sets' gradual paths (0.83-0.97) is no jump
+    assert not _path._soft_jump(_ksparse.Cut(0.5733, 5.26, 0.83 * 72.5), soft)
+    # no soft cut at the solve's lam, or no l1: no jump
+    assert not _path._soft_jump(_ksparse.Cut(0.55, 5.3, 17.3), soft)
+    assert not _path._soft_jump(_ksparse.Cut(0.5733, 5.26, math.nan), soft)
+
+
+def test_a_search_above_a_jump_steps_across_it(monkeypatch):
+    # (a search of test_path_settle's jump matrices, which jump from 19 to
+    # about a hundred nonzeros: with SOFT_JUMP the first solve, below k, is
+    # flagged and the next step goes across the jump, not where the soft l1
+    # scaled by the solve's places k; the bound is valid and no looser; on
+    # NCI60's 2,000 genes at k = 40 see test_ksparse_wide's floors)
+    from test_path_settle import jump_matrix
+
+    S = jump_matrix(0, lb=0.8)
+    flagged = []
+    real = _path._soft_jump
+
+    def soft_jump(cut, soft):
+        flagged.append(real(cut, soft))
+        return flagged[-1]
+
+    monkeypatch.setattr(_path, "_soft_jump", soft_jump)
+    k = 40
+    res = spca.dspca_cardinality(S, k)
+    monkeypatch.setattr(_path, "SOFT_JUMP", 0.0)
+    plain = spca.dspca_cardinality(S, k)
+    assert flagged and flagged[0]
+    cards = [t.cardinality for t in res.trials if t.role == "search"]
+    assert cards[0] < k < cards[1]
+    assert res.explained_variance >= plain.explained_variance * (1 - 1e-12)
+    assert res.variance_upper_bound <= plain.variance_upper_bound * (1 + 1e-12)
+    ref = spca.dspca_bca(S, res.bound_lam, tol=1e-9, max_sweeps=3000)
+    assert ref.upper_bound + res.bound_lam * k <= res.variance_upper_bound * (1 + 1e-9)

@@ -104,6 +104,31 @@ def test_kink_lies_between_the_two_sides():
     assert _kink([far], k) is None
 
 
+def test_kink_first_only_when_the_near_side_is_close():
+    """_kink_first: a probe solve inside a jump is left to the kink probe
+    when the near side's solve is within KINK_FIRST of the kink (its
+    supports then hold the kink's), not when it is far below it."""
+    k = 30
+
+    def trial(lam, card, value, l1):
+        return LamTrial(lam=lam, cardinality=card, sweeps=1, seconds=0.0, gap=0.0,
+                        reduced_size=2000, tol=1e-6, upper_bound=value, l1_norm=l1,
+                        role="search")
+    # (NCI60's 2,000 genes at k = 30: 19 nonzeros at 0.5995, 117 at 0.5395)
+    far = trial(0.5995, 19, 22.7935 - 0.5995 * k, 16.93)
+    close = trial(0.5395, 117, 22.8512 - 0.5395 * k, 81.16)
+    lam, _, lam_near, _ = _kink([far, close], k)
+    assert lam - lam_near <= _path.KINK_FIRST * lam
+    assert _path._kink_first([far, close], k)
+    # (at k = 40: 200 nonzeros at 0.4652, 16% below the kink)
+    low = trial(0.4652, 200, 33.6461 - 0.4652 * 40, 145.88)
+    far40 = trial(0.5733, 19, 28.1904 - 0.5733 * 40, 17.27)
+    assert _kink([far40, low], 40) is not None
+    assert not _path._kink_first([far40, low], 40)
+    # no jump, no kink first
+    assert not _path._kink_first([far], k)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_kink_probe_cut_bounds_clarabels_value(seed):
     """On 36 features the kink probe's cut, from the supports of two solves
