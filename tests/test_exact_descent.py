@@ -176,7 +176,7 @@ def test_fast_descent_closes_what_the_bound_allows():
     assert not closed and steps == 10
     # the give-up rule: every 4th step, while more than 1% above the level
     closed, est, _, _, steps = _bounds.fast_node_descent(Sigma, U, mask, 3, 10, 0.1,
-                                                         val * 0.5, X0, 4, 0.01)
+                                                         val * 0.5, X0, check=4, hope=0.01)
     assert not closed and steps == 4 and est > val * 0.5 * 1.01
     assert N.size == 12
 

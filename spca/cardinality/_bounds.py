@@ -655,7 +655,7 @@ def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
 
 def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
                       inside: NDArray[np.bool_], r: int, iters: int, step: float,
-                      level: float, X0: NDArray[np.float64], check: int = 0,
+                      level: float, X0: NDArray[np.float64], *, check: int = 0,
                       hope: float = math.inf,
                       ) -> tuple[bool, float, NDArray[np.float64], NDArray[np.float64], int]:
     """:func:`node_descent`'s steps with the eigensolves replaced by

@@ -485,8 +485,8 @@ class _Search:
             return val, vec, False
         self.stage = "descent"
         closed, est, U, X, steps = _bounds.fast_node_descent(
-            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, target, X0, FAST_CHECK,
-            FAST_HOPE)
+            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, target, X0,
+            check=FAST_CHECK, hope=FAST_HOPE)
         self.node_steps += steps
         self.desc_tries += 1
         self.node_mult = (U.astype(np.float32), N, X.astype(np.float32))
