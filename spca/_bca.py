@@ -602,7 +602,7 @@ def dspca_bca(
         qp_tol=check_positive(qp_tol, "qp_tol"), qp_finish=check_bool(qp_finish, "qp_finish"),
         beta=beta, working_set=None if working_set is None else bool(working_set),
         polish=True, verbose=check_bool(verbose, "verbose"),
-        deadline=_Deadline(seconds))
+        deadline=_Deadline(None if seconds is None else TimeLimit.caller(seconds)))
     tol = opts.tol
     S_in, n, kept = _screen(Sigma, lam, eliminate)
     t_elim = stopwatch()

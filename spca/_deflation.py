@@ -981,7 +981,7 @@ def sparse_components(
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
-    limit = TimeLimit(check_time_limit(time_limit))
+    limit = TimeLimit.caller(check_time_limit(time_limit))
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     proof = _proof_options(optimality_gap, time_limit, cardinality)

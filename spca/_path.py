@@ -2925,7 +2925,7 @@ def dspca_cardinality(
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
     optimality_gap, seconds = check_proof_options(optimality_gap, time_limit)
-    limit = TimeLimit(seconds)
+    limit = TimeLimit.caller(seconds)
     cov = _MatrixCovariance(Sigma)
     if k > cov.n:
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={k}")
@@ -3255,7 +3255,7 @@ def cardinality_path(
     True
     """
     t0 = time.perf_counter()
-    limit = TimeLimit(check_time_limit(time_limit))
+    limit = TimeLimit.caller(check_time_limit(time_limit))
     values = [ks] if isinstance(ks, int | np.integer) else list(ks)
     if not values:
         raise ValueError("ks must hold at least one cardinality, got none")

@@ -325,7 +325,7 @@ def sparse_topics(
         )
     seconds = check_time_limit(time_limit)
     # (the limit counts from here: the corpus passes too)
-    limit = TimeLimit(seconds)
+    limit = TimeLimit.caller(seconds)
     t0 = time.perf_counter()
     # (one source for both passes: an in-memory matrix is checked and cut
     # into chunks once, see spca.text._readers._KEEP_RECORDS)
