@@ -695,19 +695,36 @@ def offdiag_rowmax(const double[:, ::1] A, double[::1] out):
 
 def abs_max(const double[:, ::1] A):
     """``max |A_ij|`` in one read of ``A`` (no temporary): 0 for an empty
-    ``A``, NaN when some entry is NaN (as ``np.abs(A).max()``)."""
-    cdef Py_ssize_t m = A.shape[0], n = A.shape[1], i, j
-    cdef double best = 0.0, v
+    ``A``, NaN when some entry is NaN (as ``np.abs(A).max()``).  Four
+    running maxima over each row (independent chains); a NaN fails every
+    comparison and is flagged on its own."""
+    cdef Py_ssize_t m = A.shape[0], n = A.shape[1], i, j, n4 = n - n % 4
+    cdef double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, v
     cdef bint nan = False
+    cdef const double* row
     with nogil:
         for i in range(m):
-            for j in range(n):
-                v = fabs(A[i, j])
-                if v > best:
-                    best = v
-                elif v != v:
-                    nan = True
-    return float("nan") if nan else best
+            row = &A[i, 0] if n else NULL
+            for j in range(0, n4, 4):
+                v = fabs(row[j])
+                b0 = v if v > b0 else b0
+                nan = nan or v != v
+                v = fabs(row[j + 1])
+                b1 = v if v > b1 else b1
+                nan = nan or v != v
+                v = fabs(row[j + 2])
+                b2 = v if v > b2 else b2
+                nan = nan or v != v
+                v = fabs(row[j + 3])
+                b3 = v if v > b3 else b3
+                nan = nan or v != v
+            for j in range(n4, n):
+                v = fabs(row[j])
+                b0 = v if v > b0 else b0
+                nan = nan or v != v
+    if nan:
+        return float("nan")
+    return max(b0, b1, b2, b3)
 
 
 def symmetrise_within(double[:, ::1] B, double tol, Py_ssize_t tile):

@@ -1722,3 +1722,38 @@ def test_fit_refuses_non_finite_data_with_scikit_learns_error(bad, order, time_l
     Xs.data[0] = bad
     with pytest.raises(ValueError, match="NaN|infinity"):
         spca.SparsePCA(2, cardinality=3, time_limit=time_limit).fit(Xs)
+
+
+def test_sparse_topics_hands_its_own_deadline_to_the_components(monkeypatch):
+    # the components of a round get the call's deadline (AIM of the limit),
+    # not AIM of the time left: _left undoes sparse_components' own AIM
+    from spca.text import _topics
+
+    clock = TickingClock(0.0)
+    monkeypatch.setattr(_limits, "clock", clock)
+    outer = _limits.TimeLimit.caller(10.0)
+    clock.now = 3.0
+    inner = _limits.TimeLimit.caller(_topics._left(outer))
+    assert inner.deadline == pytest.approx(outer.deadline)
+    assert _topics._left(_limits.TimeLimit(None)) is None
+    clock.now = 100.0  # (past: the smallest limit, the answers without a solve)
+    assert _limits.TimeLimit.caller(_topics._left(outer)).remaining() <= 1e-8
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(0, 40), n=st.integers(0, 40),
+       order=st.sampled_from(["C", "F", "strided"]),
+       bad=st.sampled_from([None, np.nan, np.inf, -np.inf]))
+def test_abs_max_is_numpys_in_every_order(seed, m, n, order, bad):
+    # fit's max |X_ij| (and its finiteness check): the compiled read, four
+    # running maxima, in C and Fortran order, is np.abs(X).max() exactly
+    from spca._validation import _abs_max
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, 2 * n)) * 10.0 ** rng.integers(-5, 5)
+    if bad is not None and A.size:
+        A.flat[int(rng.integers(A.size))] = bad
+    A = {"C": A[:, :n].copy(), "F": np.asfortranarray(A[:, :n]), "strided": A[:, ::2]}[order]
+    got = _abs_max(A)
+    want = float(np.abs(A).max()) if A.size else 0.0
+    assert (np.isnan(got) and np.isnan(want)) or got == want

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._bca import ConvergenceWarning
-from .._limits import STATUS_TIME_LIMIT, TimeLimit, check_time_limit
+from .._limits import AIM, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._source import open_source
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
@@ -498,10 +498,12 @@ def _gib(n_words: int) -> str:
 
 def _left(limit: TimeLimit) -> float | None:
     """Seconds left of ``limit`` for the next round (``None``: no limit; a
-    passed limit leaves the answers that need no solve)."""
+    passed limit leaves the answers that need no solve), as a caller's
+    ``time_limit``: sparse_components plans to AIM of it, so that is taken
+    out here (its deadline is this call's, not AIM of the time left)."""
     if not limit.limited:
         return None
-    return max(limit.remaining(), 1e-9)
+    return max(limit.remaining(), 1e-9) / AIM
 
 
 def _vocabulary(source: Any, vocabulary: Any, n_words: int) -> _Words:
