@@ -1757,3 +1757,40 @@ def test_abs_max_is_numpys_in_every_order(seed, m, n, order, bad):
     got = _abs_max(A)
     want = float(np.abs(A).max()) if A.size else 0.0
     assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+def test_late_topics_round_runs_its_pass_on_one_openmp_thread(monkeypatch):
+    # past the limit after the first pass, the few candidates' pass 2 runs
+    # on one OpenMP thread (a second one spins when the machine is busy);
+    # without a limit the pass keeps the default threads and no controller
+    # is involved
+    from spca.text import _cooccur, _topics, sparse_topics
+
+    rng = np.random.default_rng(5)
+    counts = sp.csr_array(rng.poisson(1.0, (300, 40)).astype(float))
+    seen: list[tuple[int, bool]] = []
+    real = _topics.candidate_covariance
+    entered: list[bool] = []
+    real_one = _topics._one_openmp_thread
+
+    def one_thread():
+        entered.append(True)
+        return real_one()
+
+    def spy(*args, **kwargs):
+        seen.append((_cooccur._default_threads(), bool(entered)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_topics, "candidate_covariance", spy)
+    monkeypatch.setattr(_topics, "_one_openmp_thread", one_thread)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # past at once
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        late = sparse_topics(counts, n_components=2, cardinality=3, time_limit=1.0)
+    assert late.status == "time_limit" and seen == [(1, True)]
+    assert all(len(t.words) == 3 for t in late.topics)
+    seen.clear()
+    entered.clear()
+    sparse_topics(counts, n_components=2, cardinality=3)
+    assert seen and not entered
+    assert _cooccur._default_threads() == seen[0][0]  # (the limit was undone)

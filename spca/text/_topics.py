@@ -30,6 +30,7 @@ whole vocabulary.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -348,12 +349,14 @@ def sparse_topics(
             f"({positive}), got {cardinality}"
         )
     N = min(max(n_candidates, cardinality), positive, max_candidates)
+    late = False
     if limit.limited and limit.remaining() < LATE_PASS * limit.elapsed():
         # (the first pass used up the limit, or most of it: the covariance
         # of only the words the answers without a search need,
         # LATE_CANDIDATES per word of every component; the bounds still
         # hold for the whole vocabulary)
         N = min(N, max(LATE_CANDIDATES * cardinality * n_components, cardinality))
+        late = True
     status_cut: str | None = None
     t_pass2 = t_solve = 0.0
     rounds = 0
@@ -363,8 +366,10 @@ def sparse_topics(
         words = np.sort(order[:N])
         ta = time.perf_counter()
         try:
-            C = candidate_covariance(src, words, transform, normalize, stats=stats,
-                                     progress=progress, backend=backend, client=client)
+            with _one_openmp_thread() if late else contextlib.nullcontext():
+                C = candidate_covariance(src, words, transform, normalize, stats=stats,
+                                         progress=progress, backend=backend,
+                                         client=client)
         except MemoryError:
             raise MemoryError(
                 f"out of memory forming the covariance of {N} candidate words (at least "
@@ -494,6 +499,24 @@ def _check_variance_scale(var: NDArray) -> None:
 def _gib(n_words: int) -> str:
     """Size of an ``n_words`` x ``n_words`` float64 matrix in GiB, for messages."""
     return f"{8 * n_words**2 / 2**30:.2g}"
+
+
+_openmp: Any = None
+
+
+def _one_openmp_thread() -> Any:
+    """Context holding the pass-2 kernel (spca.text._cooccur) to one OpenMP
+    thread: a late round's few candidate words (50 on the NYT sample) are
+    not worth a second thread, which spins at each parallel region's end
+    when the machine is busy (CPU 9.9 -> 3.4 ms, wall 24 -> 7.4 ms at load
+    4 on 2 cores; the controller is made once, after the kernel's OpenMP
+    runtime is loaded)."""
+    global _openmp
+    if _openmp is None:
+        from threadpoolctl import ThreadpoolController
+
+        _openmp = ThreadpoolController()
+    return _openmp.limit(limits=1, user_api="openmp")
 
 
 def _left(limit: TimeLimit) -> float | None:
