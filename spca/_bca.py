@@ -502,7 +502,9 @@ def dspca_bca(
         way.
     time_limit : float, optional
         Seconds after which the solve stops with the best bounds so far
-        (``status == "time_limit"``), checked inside every sweep (between
+        (``status == "time_limit"``; its work is planned to 80% of them,
+        the rest kept for what follows the last check and for a busy
+        machine), checked inside every sweep (between
         chunks of columns), between the working sets and inside the polish
         iterations.  The iterate where the limit strikes gets bounds of
         ``O(n^2)`` flops, no eigensolve of the whole problem: Gershgorin's

@@ -886,7 +886,8 @@ def sparse_components(
         without one); ``component.search.status`` says how each ended.
     time_limit : float, optional
         Seconds for all the components (with a ``cardinality``), counted
-        from the call: each component's search gets the time left but 10%
+        from the call and planned to 80% of them (see
+        :func:`dspca_cardinality`): each component's search gets the time left but 10%
         of it for each later component (at least an equal share; what it
         leaves unused goes to the later ones) and returns
         by then with its best answer and bound so far (see

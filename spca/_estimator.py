@@ -352,8 +352,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         how each search ended. Not with ``lam``.
     time_limit : float, optional
         Seconds for the whole fit, counted from the call of :meth:`fit` or
-        :meth:`fit_covariance` (see :func:`spca.sparse_components`, which
-        shares them among the components): the fit returns by then with the
+        :meth:`fit_covariance` and planned to 80% of them (see
+        :func:`spca.sparse_components`, which shares them among the
+        components): the fit returns by then with the
         best components and bounds so far, and ``status_`` says
         ``"time_limit"`` (or ``"interrupted"`` after Ctrl-C).  What every
         answer needs is done however short the limit: checking the input
@@ -367,7 +368,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         data, with a ``cardinality``, :meth:`fit` forms the covariance of
         the features of largest variance only: ``2 x`` the components'
         nonzeros at least, then 64 more at a time while the next block is
-        predicted to end within half the limit; the features left out
+        predicted to end within half the planned time (when the pass over
+        ``X`` has used up the limit, no block is formed: the rows and
+        blocks the answers read come from the centred columns of those
+        features); the features left out
         are never selected, and every bound still holds for all features
         (it counts their largest variance, and uses only the solves at a
         ``lam`` above it, where safe elimination removes them); that

@@ -2747,7 +2747,9 @@ def dspca_cardinality(
         expires; ``status`` says which. Default: no search (the result is
         the heuristic one, with its certificate).
     time_limit : float, optional
-        Seconds, counted from the call: the search returns by then (plus
+        Seconds, counted from the call; the work is planned to 80% of them
+        (the rest is kept for what follows the last check of the limit and
+        for a busy machine): the search returns by then (plus
         about one eigensolve of the covariance: the answer without a solve
         comes first) with ``k`` nonzero loadings, the best certified bound so
         far and ``status="time_limit"`` if the limit ended it.  The starts
@@ -3215,7 +3217,8 @@ def cardinality_path(
     tol, max_solves, lam_rtol, max_sweeps, verbose :
         As for :func:`dspca_cardinality` (``max_solves`` per ``k``).
     time_limit : float, optional
-        Seconds for the whole path, counted from the call: each ``k`` gets the
+        Seconds for the whole path, counted from the call and planned to 80%
+        of them (see :func:`dspca_cardinality`): each ``k`` gets the
         time left but 10% of it for each later ``k`` (at least an equal
         share; what it leaves unused goes to the later ones); once the
         limit has passed, each remaining ``k`` gets the answer of the

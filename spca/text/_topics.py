@@ -281,12 +281,13 @@ def sparse_topics(
     client : dask.distributed.Client, optional
         The cluster for the passes; giving it implies ``backend="dask"``.
     time_limit : float, optional
-        Seconds for the whole call, counted from its start: the corpus passes
+        Seconds for the whole call, counted from its start and planned to 80%
+        of them (see :func:`spca.dspca_cardinality`): the corpus passes
         use part of it (the first statistics pass is made however long it
         takes: no answer exists without it; if it passes the limit, or
         leaves less than 15 times the time it took, the candidate covariance is
         formed for the ``2 * cardinality * n_components`` words of largest
-        variance only), the cardinality
+        variance only, on one OpenMP thread), the cardinality
         searches of all components get the rest (see
         :func:`spca.sparse_components`), and no larger candidate round is
         started once it has passed.  ``status`` is ``"time_limit"``
