@@ -91,7 +91,7 @@ class TimeLimit:
     remaining time to a sub-step without extending the outer deadline.
     """
 
-    __slots__ = ("seconds", "start", "deadline")
+    __slots__ = ("seconds", "start", "deadline", "last")
 
     def __init__(self, seconds: float | None = None, *, start: float | None = None) -> None:
         self.seconds = None if seconds is None or math.isinf(seconds) else float(seconds)
@@ -101,6 +101,9 @@ class TimeLimit:
             start = clock() if self.seconds is not None else stopwatch()
         self.start = float(start)
         self.deadline = math.inf if self.seconds is None else self.start + self.seconds
+        #: the clock's last reading by this limit (the start at first): the
+        #: time of a step between two checks, without reading it again
+        self.last = self.start
 
     @classmethod
     def caller(cls, seconds: float | None) -> TimeLimit:
@@ -134,17 +137,23 @@ class TimeLimit:
 
     def elapsed(self) -> float:
         """Seconds since the limit started (a measurement without a deadline)."""
-        return (clock() if self.seconds is not None else stopwatch()) - self.start
+        now = clock() if self.seconds is not None else stopwatch()
+        self.last = now
+        return now - self.start
 
     def remaining(self) -> float:
         """Seconds left (``inf`` without a limit, never negative)."""
         if self.seconds is None:
             return math.inf
-        return max(self.deadline - clock(), 0.0)
+        self.last = clock()
+        return max(self.deadline - self.last, 0.0)
 
     def expired(self) -> bool:
         """Whether the deadline has passed (never, without a limit)."""
-        return self.seconds is not None and clock() >= self.deadline
+        if self.seconds is None:
+            return False
+        self.last = clock()
+        return self.last >= self.deadline
 
     def child(self, fraction: float = 1.0) -> TimeLimit:
         """A limit of ``fraction`` of the remaining time, never past this one's

@@ -1794,3 +1794,40 @@ def test_late_topics_round_runs_its_pass_on_one_openmp_thread(monkeypatch):
     sparse_topics(counts, n_components=2, cardinality=3)
     assert seen and not entered
     assert _cooccur._default_threads() == seen[0][0]  # (the limit was undone)
+
+
+@pytest.mark.parametrize("sweep_seconds, certified", [(1.0, True), (5.0, False)])
+def test_bca_makes_no_certificate_that_would_end_past_the_limit(monkeypatch, sweep_seconds,
+                                                                 certified):
+    # time_limit=10 is planned to 8 s; a sweep that took 5 s leaves 3 s, less
+    # than another sweep's time: no certificate of eigensolves, the O(m^2)
+    # bounds instead (status time_limit); a 1 s sweep leaves time for it
+    from spca import _bca
+
+    clock = TickingClock(0.0)
+    monkeypatch.setattr(_limits, "clock", clock)
+    real_sweep, real_certify = _bca._sweep_chunks, _bca.certify
+    certificates: list[int] = []
+
+    def sweep(*args, **kwargs):
+        out = real_sweep(*args, **kwargs)
+        clock.now += sweep_seconds
+        return out
+
+    monkeypatch.setattr(_bca, "_sweep_chunks", sweep)
+    monkeypatch.setattr(_bca, "certify",
+                        lambda *a, **kw: certificates.append(1) or real_certify(*a, **kw))
+    S = spiked(3, n=14)
+    lam = 0.3 * float(np.abs(S - np.diag(np.diag(S))).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(S, lam, working_set=False, max_sweeps=1, time_limit=10.0)
+    assert bool(certificates) == certified
+    # (the quick bounds may close the gap of this small problem)
+    assert certified or res.status == "time_limit" or res.converged
+    # (valid either way: the bounds hold for the relaxation's optimum)
+    from _reference import sdp_value
+
+    phi = sdp_value(S, lam)
+    assert res.objective <= phi * (1 + 1e-6) + 1e-9
+    assert phi <= res.upper_bound * (1 + 1e-6) + 1e-9
