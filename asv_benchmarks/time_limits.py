@@ -45,12 +45,17 @@ moduli), ``dspca_cardinality`` (also with ``optimality_gap=1e-4``),
 ``cardinality_path`` (k/2 and k, or the path above), ``sparse_components``
 and ``SparsePCA(3, cardinality=k).fit_covariance`` (3 components).
 
+With ``--baseline DIR`` another build of the package, installed in ``DIR``
+as ``spca_base`` (``pip install --no-deps --target DIR`` of an older
+commit, then its ``spca`` folder renamed), runs the same calls alternating
+with this one in the same process: its lines end in ``[base]``.
+
 Run with one BLAS thread::
 
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py nyt500 gauss60 corr1000
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py --quick tissue nci2000
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py tissue nci1000 nyt500 \
-        --seconds 1e-6 --eig 0.1,0.5,1,2,10 --repeats 5
+        --seconds 1e-6 --eig 0.1,0.5,1,2,10 --repeats 5 [--baseline DIR]
 """
 
 from __future__ import annotations
