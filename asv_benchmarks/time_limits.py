@@ -45,12 +45,17 @@ moduli), ``dspca_cardinality`` (also with ``optimality_gap=1e-4``),
 ``cardinality_path`` (k/2 and k, or the path above), ``sparse_components``
 and ``SparsePCA(3, cardinality=k).fit_covariance`` (3 components).
 
+With ``--baseline DIR`` another build of the package, installed in ``DIR``
+as ``spca_base`` (``pip install --no-deps --target DIR`` of an older
+commit, then its ``spca`` folder renamed), runs the same calls alternating
+with this one in the same process: its lines end in ``[base]``.
+
 Run with one BLAS thread::
 
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py nyt500 gauss60 corr1000
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py --quick tissue nci2000
     OPENBLAS_NUM_THREADS=1 python asv_benchmarks/time_limits.py tissue nci1000 nyt500 \
-        --seconds 1e-6 --eig 0.1,0.5,1,2,10 --repeats 5
+        --seconds 1e-6 --eig 0.1,0.5,1,2,10 --repeats 5 [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -64,8 +69,9 @@ from typing import Any
 import numpy as np
 
 import spca
+import spca.text
 from spca.datasets import load_nytimes_sample, make_correlation_few_samples
-from spca.text import sparse_topics, word_statistics
+from spca.text import word_statistics
 
 LIMITS = (1e-6, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0)
 #: limits in units of the set's eigvalsh (the issue's hardest case: a limit
@@ -83,26 +89,26 @@ def eigvalsh_seconds(S: np.ndarray) -> float:
 
 
 def entry_points(S: np.ndarray, k: int, X: Any, corpus: Any,
-                 path_ks: list[int] | None) -> dict[str, Callable[[float], Any]]:
+                 path_ks: list[int] | None, lib: Any = spca) -> dict[str, Callable[[float], Any]]:
     off = np.abs(S[np.triu_indices(S.shape[0], 1)])
     lam = float(np.quantile(off, 0.9)) if off.size else 0.0
     calls: dict[str, Callable[[float], Any]] = {
-        "dspca_bca": lambda t: spca.dspca_bca(S, lam, time_limit=t),
-        "dspca_cardinality": lambda t: spca.dspca_cardinality(S, k, time_limit=t),
-        "dspca_cardinality+gap": lambda t: spca.dspca_cardinality(
+        "dspca_bca": lambda t: lib.dspca_bca(S, lam, time_limit=t),
+        "dspca_cardinality": lambda t: lib.dspca_cardinality(S, k, time_limit=t),
+        "dspca_cardinality+gap": lambda t: lib.dspca_cardinality(
             S, k, optimality_gap=1e-4, time_limit=t),
-        "cardinality_path": lambda t: spca.cardinality_path(
+        "cardinality_path": lambda t: lib.cardinality_path(
             S, path_ks or [max(k // 2, 1), k], time_limit=t),
-        "sparse_components": lambda t: spca.sparse_components(
+        "sparse_components": lambda t: lib.sparse_components(
             S, 3, cardinality=k, time_limit=t),
-        "SparsePCA.fit_covariance": lambda t: spca.SparsePCA(
+        "SparsePCA.fit_covariance": lambda t: lib.SparsePCA(
             3, cardinality=k, time_limit=t).fit_covariance(S),
     }
     if X is not None:
-        calls["SparsePCA.fit"] = lambda t: spca.SparsePCA(
+        calls["SparsePCA.fit"] = lambda t: lib.SparsePCA(
             3, cardinality=k, time_limit=t).fit(X)
     if corpus is not None:
-        calls["sparse_topics"] = lambda t: sparse_topics(corpus, time_limit=t)
+        calls["sparse_topics"] = lambda t: lib.text.sparse_topics(corpus, time_limit=t)
     return calls
 
 
@@ -120,61 +126,81 @@ def run(name: str, S: np.ndarray, k: int, X: Any = None, corpus: Any = None,
         path_ks: list[int] | None = None, quick: bool = False,
         seconds: tuple[float, ...] | None = None,
         eig_limits: tuple[float, ...] = EIG_LIMITS, repeats: int = 1,
-        only: list[str] | None = None) -> None:
+        only: list[str] | None = None, baseline: Any = None) -> None:
     te = eigvalsh_seconds(S)
     print(f"# {name}: n={S.shape[0]} k={k} eigvalsh={te:.4f}s", flush=True)
     if seconds is None:
         seconds = LIMITS[:1] if quick else LIMITS
     limits = [(t, f"{t:g}s") for t in seconds] + [(m, f"{m:g}eig") for m in eig_limits]
     passes = data_passes(X, corpus)
-    for entry, call in entry_points(S, k, X, corpus, path_ks).items():
+    versions = [("", spca)] + ([("base", baseline)] if baseline is not None else [])
+    tables = [(tag, entry_points(S, k, X, corpus, path_ks, lib)) for tag, lib in versions]
+    for entry in tables[0][1]:
         if only and entry not in only:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            call(LIMITS[1])
+            for _, calls in tables:
+                calls[entry](LIMITS[1])
             for value, label in limits:
-                worst = -np.inf
-                line = ""
-                worst_cpu = -np.inf
-                worst_pass = -np.inf
-                for _ in range(repeats):
-                    t_pass = 0.0
-                    if entry in passes:
-                        t0 = time.perf_counter()
-                        passes[entry]()
-                        t_pass = time.perf_counter() - t0
-                    # an eigvalsh of the same matrix right before the call:
-                    # on a loaded machine both slow down alike
-                    c0, t0 = time.process_time(), time.perf_counter()
-                    np.linalg.eigvalsh(S)
-                    t_eig = time.perf_counter() - t0
-                    c_eig = time.process_time() - c0
-                    t = value * te if label.endswith("eig") else value
-                    c0, t0 = time.process_time(), time.perf_counter()
-                    out = call(t)
-                    elapsed = time.perf_counter() - t0
-                    cpu = time.process_time() - c0
-                    status = (getattr(out, "status_", None)
-                              or getattr(out, "status", None))
-                    ratio = elapsed / (1.1 * t + t_eig)
-                    # (the same ratio in CPU seconds, the call's against the
-                    # eigvalsh's: what a quiet machine would show, about;
-                    # the limit itself is wall-clock)
-                    worst_cpu = max(worst_cpu, cpu / (1.1 * t + c_eig))
-                    worst_pass = max(worst_pass, elapsed / (1.1 * t + t_eig + t_pass))
-                    if ratio > worst:
-                        worst = ratio
-                        line = (f"{name:10s} {entry:26s} t={label:<8s} "
-                                f"elapsed={elapsed:.4f} eig={t_eig:.4f} "
-                                f"ratio={ratio:.2f} status={status}")
-                        if entry in passes:
-                            line += f" pass={t_pass:.4f}"
-                line += f" cpu_ratio={worst_cpu:.2f}"
+                # (with a baseline: its calls alternate with this version's,
+                # one of each per repeat, each with its own eigvalsh)
+                for row in _limit_rows(name, entry, value, label, te, S, passes,
+                                       tables, repeats):
+                    print(row, flush=True)
+
+
+def _limit_rows(name: str, entry: str, value: float, label: str, te: float,
+                S: np.ndarray, passes: dict[str, Callable[[], Any]],
+                tables: list[tuple[str, dict[str, Callable[[float], Any]]]],
+                repeats: int) -> list[str]:
+    stats = {tag: dict(worst=-np.inf, line="", worst_cpu=-np.inf, worst_pass=-np.inf)
+             for tag, _ in tables}
+    for _ in range(repeats):
+        for tag, calls in tables:
+            call = calls[entry]
+            st = stats[tag]
+            t_pass = 0.0
+            if entry in passes:
+                t0 = time.perf_counter()
+                passes[entry]()
+                t_pass = time.perf_counter() - t0
+            # an eigvalsh of the same matrix right before the call:
+            # on a loaded machine both slow down alike
+            c0, t0 = time.process_time(), time.perf_counter()
+            np.linalg.eigvalsh(S)
+            t_eig = time.perf_counter() - t0
+            c_eig = time.process_time() - c0
+            t = value * te if label.endswith("eig") else value
+            c0, t0 = time.process_time(), time.perf_counter()
+            out = call(t)
+            elapsed = time.perf_counter() - t0
+            cpu = time.process_time() - c0
+            status = (getattr(out, "status_", None)
+                      or getattr(out, "status", None))
+            ratio = elapsed / (1.1 * t + t_eig)
+            # (the same ratio in CPU seconds, the call's against the
+            # eigvalsh's: what a quiet machine would show, about; the
+            # limit itself is wall-clock)
+            st["worst_cpu"] = max(st["worst_cpu"], cpu / (1.1 * t + c_eig))
+            st["worst_pass"] = max(st["worst_pass"],
+                                   elapsed / (1.1 * t + t_eig + t_pass))
+            if ratio > st["worst"]:
+                st["worst"] = ratio
+                st["line"] = (f"{name:10s} {entry + (' [' + tag + ']' if tag else ''):33s} "
+                              f"t={label:<8s} elapsed={elapsed:.4f} eig={t_eig:.4f} "
+                              f"ratio={ratio:.2f} status={status}")
                 if entry in passes:
-                    line += f" pass_ratio={worst_pass:.2f}"
-                print(f"{line} {'OVER' if worst > 1 else 'ok'}"
-                      + (f" (worst of {repeats})" if repeats > 1 else ""), flush=True)
+                    st["line"] += f" pass={t_pass:.4f}"
+    rows = []
+    for tag, _ in tables:
+        st = stats[tag]
+        line = st["line"] + f" cpu_ratio={st['worst_cpu']:.2f}"
+        if entry in passes:
+            line += f" pass_ratio={st['worst_pass']:.2f}"
+        rows.append(f"{line} {'OVER' if st['worst'] > 1 else 'ok'}"
+                    + (f" (worst of {repeats})" if repeats > 1 else ""))
+    return rows
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -198,9 +224,24 @@ def main() -> None:
                         help="calls per limit; the line shows the worst ratio")
     parser.add_argument("--only", default="",
                         help="entry points to run, comma-separated (default: all)")
+    parser.add_argument("--baseline", default="",
+                        help="a directory holding another build of the package as "
+                             "'spca_base' (e.g. pip install --target DIR of an older "
+                             "commit, then spca renamed spca_base): its calls alternate "
+                             "with this version's in the same process, lines tagged "
+                             "[base]")
     args = parser.parse_args()
+    baseline = None
+    if args.baseline:
+        import importlib
+        import sys
+
+        sys.path.insert(0, args.baseline)
+        baseline = importlib.import_module("spca_base")
+        importlib.import_module("spca_base.text")
     opts = dict(quick=args.quick, seconds=args.seconds, eig_limits=args.eig,
-                repeats=args.repeats, only=[e for e in args.only.split(",") if e])
+                repeats=args.repeats, only=[e for e in args.only.split(",") if e],
+                baseline=baseline)
     corpus = counts = None
     if any(s.startswith("nyt") for s in args.sets):
         corpus = load_nytimes_sample()

@@ -695,19 +695,36 @@ def offdiag_rowmax(const double[:, ::1] A, double[::1] out):
 
 def abs_max(const double[:, ::1] A):
     """``max |A_ij|`` in one read of ``A`` (no temporary): 0 for an empty
-    ``A``, NaN when some entry is NaN (as ``np.abs(A).max()``)."""
-    cdef Py_ssize_t m = A.shape[0], n = A.shape[1], i, j
-    cdef double best = 0.0, v
+    ``A``, NaN when some entry is NaN (as ``np.abs(A).max()``).  Four
+    running maxima over each row (independent chains); a NaN fails every
+    comparison and is flagged on its own."""
+    cdef Py_ssize_t m = A.shape[0], n = A.shape[1], i, j, n4 = n - n % 4
+    cdef double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, v
     cdef bint nan = False
+    cdef const double* row
     with nogil:
         for i in range(m):
-            for j in range(n):
-                v = fabs(A[i, j])
-                if v > best:
-                    best = v
-                elif v != v:
-                    nan = True
-    return float("nan") if nan else best
+            row = &A[i, 0] if n else NULL
+            for j in range(0, n4, 4):
+                v = fabs(row[j])
+                b0 = v if v > b0 else b0
+                nan = nan or v != v
+                v = fabs(row[j + 1])
+                b1 = v if v > b1 else b1
+                nan = nan or v != v
+                v = fabs(row[j + 2])
+                b2 = v if v > b2 else b2
+                nan = nan or v != v
+                v = fabs(row[j + 3])
+                b3 = v if v > b3 else b3
+                nan = nan or v != v
+            for j in range(n4, n):
+                v = fabs(row[j])
+                b0 = v if v > b0 else b0
+                nan = nan or v != v
+    if nan:
+        return float("nan")
+    return max(b0, b1, b2, b3)
 
 
 def symmetrise_within(double[:, ::1] B, double tol, Py_ssize_t tile):
@@ -746,3 +763,116 @@ def symmetrise_within(double[:, ::1] B, double tol, Py_ssize_t tile):
                 j0 = j1
             i0 = i1
     return bool(ok)
+
+
+# numpy's pairwise summation (its reductions' inner loop): below 8 terms a
+# plain sum from -0.0, up to PW_BLOCK terms eight running sums combined as
+# ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)) plus the rest in order,
+# above that the two halves (the first a multiple of 8 long) summed alike.
+DEF PW_BLOCK = 128
+
+
+cdef double _pw_scaled(const double* a, Py_ssize_t n, double g) noexcept nogil:
+    """The pairwise sum of ``a[i] * g``, ``i < n``."""
+    cdef Py_ssize_t i, n2
+    cdef double res, r0, r1, r2, r3, r4, r5, r6, r7
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res = res + a[i] * g
+        return res
+    if n <= PW_BLOCK:
+        r0 = a[0] * g
+        r1 = a[1] * g
+        r2 = a[2] * g
+        r3 = a[3] * g
+        r4 = a[4] * g
+        r5 = a[5] * g
+        r6 = a[6] * g
+        r7 = a[7] * g
+        i = 8
+        while i < n - (n % 8):
+            r0 = r0 + a[i] * g
+            r1 = r1 + a[i + 1] * g
+            r2 = r2 + a[i + 2] * g
+            r3 = r3 + a[i + 3] * g
+            r4 = r4 + a[i + 4] * g
+            r5 = r5 + a[i + 5] * g
+            r6 = r6 + a[i + 6] * g
+            r7 = r7 + a[i + 7] * g
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res = res + a[i] * g
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pw_scaled(a, n2, g) + _pw_scaled(a + n2, n - n2, g)
+
+
+cdef inline double _sq_dev(double x, double g, double mu) noexcept nogil:
+    cdef double d = x * g - mu
+    return d * d
+
+
+cdef double _pw_sqdev(const double* a, Py_ssize_t n, double g, double mu) noexcept nogil:
+    """The pairwise sum of ``(a[i] * g - mu) ** 2``, ``i < n``."""
+    cdef Py_ssize_t i, n2
+    cdef double res, r0, r1, r2, r3, r4, r5, r6, r7
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res = res + _sq_dev(a[i], g, mu)
+        return res
+    if n <= PW_BLOCK:
+        r0 = _sq_dev(a[0], g, mu)
+        r1 = _sq_dev(a[1], g, mu)
+        r2 = _sq_dev(a[2], g, mu)
+        r3 = _sq_dev(a[3], g, mu)
+        r4 = _sq_dev(a[4], g, mu)
+        r5 = _sq_dev(a[5], g, mu)
+        r6 = _sq_dev(a[6], g, mu)
+        r7 = _sq_dev(a[7], g, mu)
+        i = 8
+        while i < n - (n % 8):
+            r0 = r0 + _sq_dev(a[i], g, mu)
+            r1 = r1 + _sq_dev(a[i + 1], g, mu)
+            r2 = r2 + _sq_dev(a[i + 2], g, mu)
+            r3 = r3 + _sq_dev(a[i + 3], g, mu)
+            r4 = r4 + _sq_dev(a[i + 4], g, mu)
+            r5 = r5 + _sq_dev(a[i + 5], g, mu)
+            r6 = r6 + _sq_dev(a[i + 6], g, mu)
+            r7 = r7 + _sq_dev(a[i + 7], g, mu)
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res = res + _sq_dev(a[i], g, mu)
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pw_sqdev(a, n2, g, mu) + _pw_sqdev(a + n2, n - n2, g, mu)
+
+
+def row_moments(const double[:, ::1] A, double g, bint center,
+                double[::1] mean, double[::1] ss):  # OUT: mean, ss
+    """For each row ``a`` of ``A`` (a column of ``X`` in Fortran order), in
+    numpy's arithmetic: ``mean = (a * g).mean()`` (0 without ``center``) and
+    ``ss = ((a * g - mean) ** 2).sum()``, both sums pairwise as numpy's
+    reductions of a contiguous row; the row is read from memory once and
+    from cache once, with no scaled copy."""
+    cdef Py_ssize_t m = A.shape[0], n = A.shape[1], j
+    cdef double mu
+    if mean.shape[0] != m or ss.shape[0] != m:
+        raise ValueError("mean and ss must have one entry per row of A")
+    with nogil:
+        for j in range(m):
+            # (numpy's reduction starts from its identity, +0.0, and adds
+            # the pairwise sum: a row of -0.0 sums to +0.0)
+            mu = 0.0
+            if center:
+                mu = (0.0 + _pw_scaled(&A[j, 0], n, g)) / n
+            mean[j] = mu
+            ss[j] = 0.0 + _pw_sqdev(&A[j, 0], n, g, mu)
+    return None

@@ -886,7 +886,8 @@ def sparse_components(
         without one); ``component.search.status`` says how each ended.
     time_limit : float, optional
         Seconds for all the components (with a ``cardinality``), counted
-        from the call: each component's search gets the time left but 10%
+        from the call and planned to 80% of them (see
+        :func:`dspca_cardinality`): each component's search gets the time left but 10%
         of it for each later component (at least an equal share; what it
         leaves unused goes to the later ones) and returns
         by then with its best answer and bound so far (see
@@ -981,7 +982,7 @@ def sparse_components(
     max_sweeps = check_int(max_sweeps, "max_sweeps")
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
-    limit = TimeLimit(check_time_limit(time_limit))
+    limit = TimeLimit.caller(check_time_limit(time_limit))
     if not isinstance(refit, bool | np.bool_):
         raise TypeError(f"refit must be True or False, got {refit!r}")
     proof = _proof_options(optimality_gap, time_limit, cardinality)

@@ -6,6 +6,7 @@ module only.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -33,7 +34,7 @@ from ._deflation import (
 )
 from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
-from ._validation import _as_real_dense, check_int, check_lam, check_tol
+from ._validation import _abs_max, _as_real_dense, check_int, check_lam, check_tol
 from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
 
 __all__ = ["SparsePCA"]
@@ -78,8 +79,9 @@ class _BlockCache(_DataCovariance):
     to ``PSD_ONCE_MAX`` features).  ``formed`` counts the products made.
     """
 
-    def __init__(self, X: Any, *, center: bool = True, scale: bool = False) -> None:
-        super().__init__(X, center=center, scale=scale)
+    def __init__(self, X: Any, *, center: bool = True, scale: bool = False,
+                 abs_max: float | None = None) -> None:
+        super().__init__(X, center=center, scale=scale, abs_max=abs_max)
         self._kept_idx: NDArray[np.intp] = np.empty(0, np.intp)
         self._kept = np.zeros((0, 0))
         self.formed = 0
@@ -166,13 +168,24 @@ class _LeadingBlock(_Covariance):
         order = order[:positive]
         self.formed_blocks = 0
         F = order[:0].astype(np.intp)
-        C = np.zeros((0, 0))
+        C: NDArray[np.float64] | None = np.zeros((0, 0))
         rate = 0.0  # seconds per (new column x formed column) of the last block
-        while F.size < positive:
+        if not data.sparse and need < positive and limit.remaining() < limit.elapsed():
+            # Less time left than the pass over X took (the block of `need`
+            # features costs about as much: 8,447 x 60 of the NYT counts 2.1
+            # against 2.2 ms of CPU): no search will run, and the answers
+            # without one read a row and a k x k block per component, formed
+            # from the data when asked for (see block and matvec; dense X:
+            # the centred columns of a sparse X would be dense)
+            F = order[:need].astype(np.intp)
+            C = None
+            # (their centred columns, once: what each product of them reads)
+            self._centred = data.centred_columns(F)
+        while C is not None and F.size < positive:
             if F.size >= need:
                 take = min(LEAD_BLOCK, positive - F.size)
                 predicted = rate * take * (F.size + take)
-                if limit.elapsed() + predicted > LEAD_SHARE * limit.seconds:
+                if limit.elapsed() + predicted > LEAD_SHARE * limit.budget:
                     break
             else:
                 take = min(need, positive) - F.size
@@ -194,6 +207,12 @@ class _LeadingBlock(_Covariance):
         # its largest entry, far inside the PSD check's 1e-8 n; not checked
         # again, as spca.text's candidate covariance)
         self.psd_checked = True
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the block is formed on request only (a limit that the pass
+        over X used up)."""
+        return self.C is None
 
     def _extend(self, C: NDArray[np.float64], F: NDArray[np.intp],
                 new: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -218,20 +237,45 @@ class _LeadingBlock(_Covariance):
         """Whether every feature of positive variance is formed."""
         return self.outside_variance == 0.0
 
+    def _formed(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The covariance of the formed features ``idx`` (from the data when
+        lazy: their products, the diagonal the variances, as _extend)."""
+        pos = self.where[idx]
+        if self.C is not None:
+            return self.C[np.ix_(pos, pos)]
+        Xr = self._centred[:, pos]
+        G = Xr.T @ Xr
+        G /= self.data.denom
+        s = self.data.scale[idx]
+        G /= np.outer(s, s)
+        G = 0.5 * (G + G.T)
+        G[np.diag_indices(idx.size)] = self.data.diag[idx]
+        return G
+
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         idx = np.asarray(idx, dtype=np.intp)
-        pos = self.where[idx]
-        inside = np.flatnonzero(pos >= 0)
+        inside = np.flatnonzero(self.where[idx] >= 0)
         if inside.size == idx.size:
-            return np.ascontiguousarray(self.C[np.ix_(pos, pos)])
+            return np.ascontiguousarray(self._formed(idx))
         B = np.zeros((idx.size, idx.size))
-        B[np.ix_(inside, inside)] = self.C[np.ix_(pos[inside], pos[inside])]
+        B[np.ix_(inside, inside)] = self._formed(idx[inside])
         return B
 
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.asarray(x, dtype=np.float64).ravel()
         y = np.zeros(self.n)
-        y[self.features] = self.C @ x[self.features]
+        F = self.features
+        if self.C is not None:
+            y[F] = self.C @ x[F]
+            return y
+        # (lazy: Xs_F' (Xs_F x_F) / denom from the centred columns, O(n_samples
+        # |F|), the formed block's numbers up to rounding)
+        data = self.data
+        xs = x[F] / data.scale[F]
+        nz = np.flatnonzero(xs)
+        if nz.size:
+            t = self._centred[:, nz] @ xs[nz]
+            y[F] = (self._centred.T @ t) / data.denom / data.scale[F]
         return y
 
     @property
@@ -242,7 +286,7 @@ class _LeadingBlock(_Covariance):
     def top_eigenvalues(self, q: int) -> NDArray[np.float64]:
         """The largest eigenvalues of the whole data's covariance (of the
         formed block by Lanczos when it holds every feature)."""
-        if self.complete:
+        if self.complete and self.C is not None:
             vals = _top_eigenvalues_lanczos(_MatrixCovariance.formed(self.C), q)
             out = np.zeros(min(int(q), self.n))
             out[:vals.size] = vals[:out.size]
@@ -308,8 +352,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         how each search ended. Not with ``lam``.
     time_limit : float, optional
         Seconds for the whole fit, counted from the call of :meth:`fit` or
-        :meth:`fit_covariance` (see :func:`spca.sparse_components`, which
-        shares them among the components): the fit returns by then with the
+        :meth:`fit_covariance` and planned to 80% of them (see
+        :func:`spca.sparse_components`, which shares them among the
+        components): the fit returns by then with the
         best components and bounds so far, and ``status_`` says
         ``"time_limit"`` (or ``"interrupted"`` after Ctrl-C).  What every
         answer needs is done however short the limit: checking the input
@@ -323,7 +368,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         data, with a ``cardinality``, :meth:`fit` forms the covariance of
         the features of largest variance only: ``2 x`` the components'
         nonzeros at least, then 64 more at a time while the next block is
-        predicted to end within half the limit; the features left out
+        predicted to end within half the planned time (when the pass over
+        ``X`` has used up the limit, no block is formed: the rows and
+        blocks the answers read come from the centred columns of those
+        features); the features left out
         are never selected, and every bound still holds for all features
         (it counts their largest variance, and uses only the solves at a
         ``lam`` above it, where safe elimination removes them); that
@@ -533,7 +581,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                     f"variance (constant features cannot enter a component)"
                 )
         tol = check_tol(self.tol)
-        deadline = (TimeLimit(check_time_limit(self.time_limit)) if deadline is None
+        deadline = (TimeLimit.caller(check_time_limit(self.time_limit)) if deadline is None
                     else deadline)
         proof = _proof_options(self.optimality_gap, self.time_limit, cards)
         lazy = False
@@ -624,10 +672,19 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """
         self._check_params()
         # (the time limit counts from here: forming the covariance too)
-        deadline = TimeLimit(check_time_limit(self.time_limit))
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64,
-                          ensure_min_samples=2, reset=True)
-        cov = _BlockCache(X, center=self.center, scale=self.scale)
+        deadline = TimeLimit.caller(check_time_limit(self.time_limit))
+        checks = dict(accept_sparse=("csr", "csc"), dtype=np.float64, ensure_min_samples=2)
+        dense = not sp.issparse(X)
+        # (dense X: its finiteness from the pass for its largest entry, which
+        # the column variances need anyway -- a NaN or an inf makes that
+        # entry non-finite -- and then scikit-learn's own error; one read of
+        # X fewer: the NYT counts, 8,447 x 500, 1.5 ms)
+        Xv = validate_data(self, X, reset=True, ensure_all_finite=not dense, **checks)
+        amax = _abs_max(Xv) if dense else None
+        if amax is not None and not math.isfinite(amax):
+            validate_data(self, X, reset=True, **checks)  # (raises)
+        X = Xv
+        cov = _BlockCache(X, center=self.center, scale=self.scale, abs_max=amax)
         constant = np.flatnonzero(cov.raw_variance <= 0)
         if constant.size == X.shape[1]:
             raise ValueError(
@@ -673,7 +730,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             same parameter errors as :meth:`fit`.
         """
         self._check_params()
-        deadline = TimeLimit(check_time_limit(self.time_limit))
+        deadline = TimeLimit.caller(check_time_limit(self.time_limit))
         base = _MatrixCovariance(covariance, "covariance")
         n = base.n
         sd = np.sqrt(base.diag)

@@ -2811,7 +2811,9 @@ def dspca_cardinality(
         expires; ``status`` says which. Default: no search (the result is
         the heuristic one, with its certificate).
     time_limit : float, optional
-        Seconds, counted from the call: the search returns by then (plus
+        Seconds, counted from the call; the work is planned to 80% of them
+        (the rest is kept for what follows the last check of the limit and
+        for a busy machine): the search returns by then (plus
         about one eigensolve of the covariance: the answer without a solve
         comes first) with ``k`` nonzero loadings, the best certified bound so
         far and ``status="time_limit"`` if the limit ended it.  The starts
@@ -2989,7 +2991,7 @@ def dspca_cardinality(
     options = _solver_options(max_qp_passes, qp_tol, qp_finish)
     verbose = check_bool(verbose, "verbose")
     optimality_gap, seconds = check_proof_options(optimality_gap, time_limit)
-    limit = TimeLimit(seconds)
+    limit = TimeLimit.caller(seconds)
     cov = _MatrixCovariance(Sigma)
     if k > cov.n:
         raise ValueError(f"k must be <= n_features = {cov.n}, got k={k}")
@@ -3279,7 +3281,8 @@ def cardinality_path(
     tol, max_solves, lam_rtol, max_sweeps, verbose :
         As for :func:`dspca_cardinality` (``max_solves`` per ``k``).
     time_limit : float, optional
-        Seconds for the whole path, counted from the call: each ``k`` gets the
+        Seconds for the whole path, counted from the call and planned to 80%
+        of them (see :func:`dspca_cardinality`): each ``k`` gets the
         time left but 10% of it for each later ``k`` (at least an equal
         share; what it leaves unused goes to the later ones); once the
         limit has passed, each remaining ``k`` gets the answer of the
@@ -3319,7 +3322,7 @@ def cardinality_path(
     True
     """
     t0 = time.perf_counter()
-    limit = TimeLimit(check_time_limit(time_limit))
+    limit = TimeLimit.caller(check_time_limit(time_limit))
     values = [ks] if isinstance(ks, int | np.integer) else list(ks)
     if not values:
         raise ValueError("ks must hold at least one cardinality, got none")

@@ -208,13 +208,16 @@ def symmetric_mean(B: np.ndarray) -> np.ndarray:
 
 def _abs_max(B: np.ndarray) -> float:
     """``np.abs(B).max()`` (0 when empty; NaN when some entry is) without
-    the temporary ``np.abs(B)``: one compiled read of a C-contiguous float64
-    ``B``, else from its largest and smallest entries (a non-finite ``B``
-    takes the copy's way)."""
+    the temporary ``np.abs(B)``: one compiled read of a C- or
+    Fortran-contiguous float64 ``B`` (the NYT counts, 8,447 x 500 in Fortran
+    order, cold: 2.2 -> 1.8 ms), else from its largest and smallest entries
+    (a non-finite ``B`` takes the copy's way)."""
     if not B.size:
         return 0.0
     if B.dtype == np.float64 and B.ndim == 2 and B.flags.c_contiguous:
         return float(_bca_fast.abs_max(B))
+    if B.dtype == np.float64 and B.ndim == 2 and B.flags.f_contiguous:
+        return float(_bca_fast.abs_max(B.T))
     hi, lo = float(B.max()), float(B.min())
     if np.isfinite(hi) and np.isfinite(lo):
         return max(hi, -lo)

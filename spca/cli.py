@@ -114,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--tol", type=_tol, default=1e-6,
                    help="relative duality gap of every solve (default: 1e-6)")
     t.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
-                   help="seconds for the whole run, counted from its start (the first "
+                   help="seconds for the whole run, counted from its start and planned "
+                        "to 80%% of them (the first "
                         "corpus pass is made however long it takes; if it uses up the "
                         "limit, the covariance of 2 k words per topic only): the topics and "
                         "certified bounds found by then are printed, and the summary says "

@@ -136,9 +136,11 @@ def test_time_limit_ends_a_long_solve_with_valid_bounds(monkeypatch):
     clock = _StubClock(1.0)
     monkeypatch.setattr(limits, "clock", clock)
     with pytest.warns(spca.ConvergenceWarning, match="time limit"):
-        res = spca.dspca_bca(Sigma, lam, working_set=False, time_limit=5.5)
-    # the start reads 1 s (deadline 6.5 s), the check after sweep k reads
-    # 1 + k s: the sixth sweep ends the solve
+        res = spca.dspca_bca(Sigma, lam, working_set=False, time_limit=6.0 / limits.AIM)
+    # the start reads 1 s (the solve plans to AIM of the limit: deadline
+    # 7 s), the check after sweep k reads 1 + k s: each sweep takes 1 s and
+    # leaves at least that for its certificate up to the fifth (see
+    # spca._bca.CERT_SWEEPS); the sixth sweep's check ends the solve
     assert res.status == "time_limit" and not res.converged
     assert res.n_sweeps == 6
     assert "status=time_limit" in repr(res)

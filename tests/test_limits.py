@@ -102,3 +102,21 @@ def test_before_ends_earlier_never_in_the_past(stub):
     assert parent.before(0.0) is parent and parent.before(-1.0) is parent
     free = TimeLimit(None)
     assert free.before(5.0) is free and not free.before(5.0).limited
+
+
+def test_a_callers_limit_plans_to_aim_of_it(stub):
+    # entry points plan their work to AIM of the caller's seconds (the rest
+    # is kept for what a call does after its last check and for load)
+    limit = TimeLimit.caller(10.0)
+    assert limit.seconds == 10.0
+    assert limit.budget == pytest.approx(_limits.AIM * 10.0)
+    assert 0.5 < _limits.AIM < 1.0
+    stub.now += _limits.AIM * 10.0 - 1e-9
+    assert not limit.expired()
+    stub.now += 2e-9
+    assert limit.expired() and limit.remaining() == 0.0
+    # children and reserves keep to the aimed deadline, not the caller's
+    child = TimeLimit.caller(10.0).child(1.0)
+    assert child.deadline == pytest.approx(stub.now + _limits.AIM * 10.0)
+    free = TimeLimit.caller(None)
+    assert not free.limited and free.budget == math.inf

@@ -1279,11 +1279,23 @@ def test_fit_past_the_limit_forms_the_leading_features_only(monkeypatch, sparse)
     # block, those of largest variance; the rest are left out with their
     # largest variance as outside_variance
     order = np.argsort(-np.diag(S), kind="stable")
-    assert lead.formed_blocks == 1
+    # (dense X past the limit: the block is formed on request only, from the
+    # centred columns of those features)
+    assert lead.lazy == (not sparse)
+    assert lead.formed_blocks == (0 if lead.lazy else 1)
     np.testing.assert_array_equal(lead.features, order[:2 * 2 * k])
     assert lead.outside_variance == pytest.approx(S[order[4 * k], order[4 * k]], rel=1e-12)
     F = lead.features
-    np.testing.assert_allclose(lead.C, S[np.ix_(F, F)], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(lead.block(F), S[np.ix_(F, F)], rtol=1e-10, atol=1e-12)
+    x = np.random.default_rng(3).standard_normal(S.shape[0])
+    x[::3] = 0.0
+    y = lead.matvec(x)
+    np.testing.assert_allclose(y[F], S[np.ix_(F, F)] @ x[F], rtol=1e-10, atol=1e-12)
+    assert not np.any(np.delete(y, F))
+    some = np.array([order[0], order[-1], order[2]])
+    np.testing.assert_array_equal(lead.block(some)[1], 0.0)  # (not formed: zero)
+    np.testing.assert_allclose(lead.block(some)[np.ix_([0, 2], [0, 2])],
+                               S[np.ix_(some[[0, 2]], some[[0, 2]])], rtol=1e-10)
     assert est.status_ == "time_limit"
     assert np.all(np.count_nonzero(est.components_, axis=1) == k)
     # every bound holds for every feature (brute force over all 16), also
@@ -1305,7 +1317,7 @@ def test_fit_past_the_limit_forms_the_leading_features_only(monkeypatch, sparse)
 
 def test_fit_forms_blocks_until_its_share_of_the_limit(monkeypatch):
     # the checkpoint between blocks: a clock at 1 s per reading and a limit
-    # of 10 s: the required block, then further blocks while the next one
+    # of 20 s: the required block, then further blocks while the next one
     # is predicted to end within LEAD_SHARE of the limit
     from spca import _estimator
 
@@ -1316,10 +1328,12 @@ def test_fit_forms_blocks_until_its_share_of_the_limit(monkeypatch):
     monkeypatch.setattr(_limits, "clock", TickingClock(1.0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
-        est = spca.SparsePCA(1, cardinality=3, time_limit=10.0).fit(X)
+        est = spca.SparsePCA(1, cardinality=3, time_limit=20.0).fit(X)
     (lead,) = made
     # (each block reads the clock twice: 1 s of the stub per block and its
-    # prediction of the next; the limit's first 5 s are for forming)
+    # prediction of the next; the limit is planned to AIM of 20 s, 16 s,
+    # and their first LEAD_SHARE, 8 s, are for forming)
+    assert _limits.AIM * 20.0 * _estimator.LEAD_SHARE == pytest.approx(8.0)
     assert 1 < lead.formed_blocks < (40 - 6) // 4
     order = np.argsort(-np.diag(S), kind="stable")
     F = lead.features
@@ -1569,17 +1583,26 @@ def test_descent_under_a_limit_only_with_time_for_its_eigensolves(monkeypatch):
     assert ran.upper_bound == free.upper_bound  # (the same steps when they fit)
 
 
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), m=st.integers(2, 300), n=st.integers(1, 120),
-       order=st.sampled_from(["C", "F", "strided"]), center=st.booleans())
-def test_column_moments_are_the_expression_bit_for_bit(seed, m, n, order, center):
-    # fit's pass over dense X in column blocks: the same numbers as
-    # ((X g - mean) ** 2).sum(0), so results without a limit do not change
-    from spca._variance import MOMENT_COLUMNS, _column_moments
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(2, 3000), n=st.integers(1, 40),
+       order=st.sampled_from(["C", "F", "strided"]), center=st.booleans(),
+       kind=st.sampled_from(["normal", "counts", "zeros"]))
+def test_column_moments_are_the_expression_bit_for_bit(seed, m, n, order, center, kind):
+    # fit's pass over dense X (compiled in numpy's pairwise order for
+    # Fortran-ordered X): the same numbers as ((X g - mean) ** 2).sum(0), so
+    # results without a limit do not change; columns longer than numpy's
+    # pairwise block (128) and not multiples of 8, integer counts, and
+    # columns of signed zeros
+    from spca._variance import _column_moments
 
     rng = np.random.default_rng(seed)
     X = (rng.standard_normal((m, 2 * n)) * rng.uniform(1e-3, 1e3, 2 * n)
          + rng.uniform(-5, 5, 2 * n))
+    if kind == "counts":
+        X = np.floor(np.abs(X) * rng.uniform(0, 1, (m, 2 * n)) ** 4)
+    elif kind == "zeros":
+        X[:, ::3] = -0.0
+        X[:, 1::3] = 0.0
     X = {"C": X[:, :n].copy(), "F": np.asfortranarray(X[:, :n]), "strided": X[:, ::2]}[order]
     g = 2.0 ** -int(rng.integers(-3, 12))
     Xg = X * g
@@ -1588,7 +1611,9 @@ def test_column_moments_are_the_expression_bit_for_bit(seed, m, n, order, center
     got_mean, got_ss = _column_moments(X, g, center)
     np.testing.assert_array_equal(got_mean, mean)
     np.testing.assert_array_equal(got_ss, ss)
-    assert MOMENT_COLUMNS < 120  # (the blocks are exercised)
+    # (signed zeros too: -0.0 == 0.0 for assert_array_equal)
+    np.testing.assert_array_equal(np.signbit(got_mean), np.signbit(mean))
+    np.testing.assert_array_equal(np.signbit(got_ss), np.signbit(ss))
 
 
 @settings(max_examples=40, deadline=None)
@@ -1667,7 +1692,142 @@ def test_fit_past_the_limit_does_not_check_the_gram_matrix_it_formed(monkeypatch
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
         spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
         assert made and made[0].psd_checked and not checks
-        w = np.linalg.eigvalsh(made[0].C)
+        w = np.linalg.eigvalsh(made[0].block(made[0].features))
         assert w[0] >= -1e-12 * w[-1]
         spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit_covariance(np.cov(X, rowvar=False))
     assert checks == [40]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("time_limit", [None, 1e-6])
+def test_fit_refuses_non_finite_data_with_scikit_learns_error(bad, order, time_limit):
+    # fit's finiteness check rides on the pass for max |X_ij|: the error is
+    # scikit-learn's own, word for word, with and without a limit, and X is
+    # not modified
+    from sklearn.utils.validation import check_array
+
+    rng = np.random.default_rng(0)
+    X = np.asarray(rng.standard_normal((40, 12)), order=order)
+    X[7, 3] = bad
+    X0 = X.copy()
+    with pytest.raises(ValueError) as expected:
+        check_array(X, estimator=spca.SparsePCA(), dtype=np.float64, input_name="X")
+    with pytest.raises(ValueError) as got:
+        spca.SparsePCA(2, cardinality=3, time_limit=time_limit).fit(X)
+    assert str(got.value) == str(expected.value)
+    np.testing.assert_array_equal(X, X0)
+    # an integer X (converted to float64 first) and a sparse X are checked too
+    Xs = sp.csr_matrix(np.where(np.isfinite(X), X, 0.0))
+    Xs.data[0] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        spca.SparsePCA(2, cardinality=3, time_limit=time_limit).fit(Xs)
+
+
+def test_sparse_topics_hands_its_own_deadline_to_the_components(monkeypatch):
+    # the components of a round get the call's deadline (AIM of the limit),
+    # not AIM of the time left: _left undoes sparse_components' own AIM
+    from spca.text import _topics
+
+    clock = TickingClock(0.0)
+    monkeypatch.setattr(_limits, "clock", clock)
+    outer = _limits.TimeLimit.caller(10.0)
+    clock.now = 3.0
+    inner = _limits.TimeLimit.caller(_topics._left(outer))
+    assert inner.deadline == pytest.approx(outer.deadline)
+    assert _topics._left(_limits.TimeLimit(None)) is None
+    clock.now = 100.0  # (past: the smallest limit, the answers without a solve)
+    assert _limits.TimeLimit.caller(_topics._left(outer)).remaining() <= 1e-8
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(0, 40), n=st.integers(0, 40),
+       order=st.sampled_from(["C", "F", "strided"]),
+       bad=st.sampled_from([None, np.nan, np.inf, -np.inf]))
+def test_abs_max_is_numpys_in_every_order(seed, m, n, order, bad):
+    # fit's max |X_ij| (and its finiteness check): the compiled read, four
+    # running maxima, in C and Fortran order, is np.abs(X).max() exactly
+    from spca._validation import _abs_max
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, 2 * n)) * 10.0 ** rng.integers(-5, 5)
+    if bad is not None and A.size:
+        A.flat[int(rng.integers(A.size))] = bad
+    A = {"C": A[:, :n].copy(), "F": np.asfortranarray(A[:, :n]), "strided": A[:, ::2]}[order]
+    got = _abs_max(A)
+    want = float(np.abs(A).max()) if A.size else 0.0
+    assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+def test_late_topics_round_runs_its_pass_on_one_openmp_thread(monkeypatch):
+    # past the limit after the first pass, the few candidates' pass 2 runs
+    # on one OpenMP thread (a second one spins when the machine is busy);
+    # without a limit the pass keeps the default threads and no controller
+    # is involved
+    from spca.text import _cooccur, _topics, sparse_topics
+
+    rng = np.random.default_rng(5)
+    counts = sp.csr_array(rng.poisson(1.0, (300, 40)).astype(float))
+    seen: list[tuple[int, bool]] = []
+    real = _topics.candidate_covariance
+    entered: list[bool] = []
+    real_one = _topics._one_openmp_thread
+
+    def one_thread():
+        entered.append(True)
+        return real_one()
+
+    def spy(*args, **kwargs):
+        seen.append((_cooccur._default_threads(), bool(entered)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_topics, "candidate_covariance", spy)
+    monkeypatch.setattr(_topics, "_one_openmp_thread", one_thread)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # past at once
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        late = sparse_topics(counts, n_components=2, cardinality=3, time_limit=1.0)
+    assert late.status == "time_limit" and seen == [(1, True)]
+    assert all(len(t.words) == 3 for t in late.topics)
+    seen.clear()
+    entered.clear()
+    sparse_topics(counts, n_components=2, cardinality=3)
+    assert seen and not entered
+    assert _cooccur._default_threads() == seen[0][0]  # (the limit was undone)
+
+
+@pytest.mark.parametrize("sweep_seconds, certified", [(1.0, True), (5.0, False)])
+def test_bca_makes_no_certificate_that_would_end_past_the_limit(monkeypatch, sweep_seconds,
+                                                                 certified):
+    # time_limit=10 is planned to 8 s; a sweep that took 5 s leaves 3 s, less
+    # than another sweep's time: no certificate of eigensolves, the O(m^2)
+    # bounds instead (status time_limit); a 1 s sweep leaves time for it
+    from spca import _bca
+
+    clock = TickingClock(0.0)
+    monkeypatch.setattr(_limits, "clock", clock)
+    real_sweep, real_certify = _bca._sweep_chunks, _bca.certify
+    certificates: list[int] = []
+
+    def sweep(*args, **kwargs):
+        out = real_sweep(*args, **kwargs)
+        clock.now += sweep_seconds
+        return out
+
+    monkeypatch.setattr(_bca, "_sweep_chunks", sweep)
+    monkeypatch.setattr(_bca, "certify",
+                        lambda *a, **kw: certificates.append(1) or real_certify(*a, **kw))
+    S = spiked(3, n=14)
+    lam = 0.3 * float(np.abs(S - np.diag(np.diag(S))).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        res = spca.dspca_bca(S, lam, working_set=False, max_sweeps=1, time_limit=10.0)
+    assert bool(certificates) == certified
+    # (the quick bounds may close the gap of this small problem)
+    assert certified or res.status == "time_limit" or res.converged
+    # (valid either way: the bounds hold for the relaxation's optimum)
+    from _reference import sdp_value
+
+    phi = sdp_value(S, lam)
+    assert res.objective <= phi * (1 + 1e-6) + 1e-9
+    assert phi <= res.upper_bound * (1 + 1e-6) + 1e-9

@@ -30,6 +30,7 @@ whole vocabulary.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._bca import ConvergenceWarning
-from .._limits import STATUS_TIME_LIMIT, TimeLimit, check_time_limit
+from .._limits import AIM, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._source import open_source
 from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
@@ -280,12 +281,13 @@ def sparse_topics(
     client : dask.distributed.Client, optional
         The cluster for the passes; giving it implies ``backend="dask"``.
     time_limit : float, optional
-        Seconds for the whole call, counted from its start: the corpus passes
+        Seconds for the whole call, counted from its start and planned to 80%
+        of them (see :func:`spca.dspca_cardinality`): the corpus passes
         use part of it (the first statistics pass is made however long it
         takes: no answer exists without it; if it passes the limit, or
         leaves less than 15 times the time it took, the candidate covariance is
         formed for the ``2 * cardinality * n_components`` words of largest
-        variance only), the cardinality
+        variance only, on one OpenMP thread), the cardinality
         searches of all components get the rest (see
         :func:`spca.sparse_components`), and no larger candidate round is
         started once it has passed.  ``status`` is ``"time_limit"``
@@ -325,7 +327,7 @@ def sparse_topics(
         )
     seconds = check_time_limit(time_limit)
     # (the limit counts from here: the corpus passes too)
-    limit = TimeLimit(seconds)
+    limit = TimeLimit.caller(seconds)
     t0 = time.perf_counter()
     # (one source for both passes: an in-memory matrix is checked and cut
     # into chunks once, see spca.text._readers._KEEP_RECORDS)
@@ -348,12 +350,14 @@ def sparse_topics(
             f"({positive}), got {cardinality}"
         )
     N = min(max(n_candidates, cardinality), positive, max_candidates)
+    late = False
     if limit.limited and limit.remaining() < LATE_PASS * limit.elapsed():
         # (the first pass used up the limit, or most of it: the covariance
         # of only the words the answers without a search need,
         # LATE_CANDIDATES per word of every component; the bounds still
         # hold for the whole vocabulary)
         N = min(N, max(LATE_CANDIDATES * cardinality * n_components, cardinality))
+        late = True
     status_cut: str | None = None
     t_pass2 = t_solve = 0.0
     rounds = 0
@@ -363,8 +367,10 @@ def sparse_topics(
         words = np.sort(order[:N])
         ta = time.perf_counter()
         try:
-            C = candidate_covariance(src, words, transform, normalize, stats=stats,
-                                     progress=progress, backend=backend, client=client)
+            with _one_openmp_thread() if late else contextlib.nullcontext():
+                C = candidate_covariance(src, words, transform, normalize, stats=stats,
+                                         progress=progress, backend=backend,
+                                         client=client)
         except MemoryError:
             raise MemoryError(
                 f"out of memory forming the covariance of {N} candidate words (at least "
@@ -496,12 +502,32 @@ def _gib(n_words: int) -> str:
     return f"{8 * n_words**2 / 2**30:.2g}"
 
 
+_openmp: Any = None
+
+
+def _one_openmp_thread() -> Any:
+    """Context holding the pass-2 kernel (spca.text._cooccur) to one OpenMP
+    thread: a late round's few candidate words (50 on the NYT sample) are
+    not worth a second thread, which spins at each parallel region's end
+    when the machine is busy (CPU 9.9 -> 3.4 ms, wall 24 -> 7.4 ms at load
+    4 on 2 cores; the controller is made once, after the kernel's OpenMP
+    runtime is loaded)."""
+    global _openmp
+    if _openmp is None:
+        from threadpoolctl import ThreadpoolController
+
+        _openmp = ThreadpoolController()
+    return _openmp.limit(limits=1, user_api="openmp")
+
+
 def _left(limit: TimeLimit) -> float | None:
     """Seconds left of ``limit`` for the next round (``None``: no limit; a
-    passed limit leaves the answers that need no solve)."""
+    passed limit leaves the answers that need no solve), as a caller's
+    ``time_limit``: sparse_components plans to AIM of it, so that is taken
+    out here (its deadline is this call's, not AIM of the time left)."""
     if not limit.limited:
         return None
-    return max(limit.remaining(), 1e-9)
+    return max(limit.remaining(), 1e-9) / AIM
 
 
 def _vocabulary(source: Any, vocabulary: Any, n_words: int) -> _Words:
