@@ -78,6 +78,23 @@ ctypedef fused acc_t:
     int32_t
 
 
+cdef inline void _fold_band(acc_t* p, Py_ssize_t ld, Py_ssize_t k, Py_ssize_t band) noexcept nogil:
+    """``p[a, b] = p[b, a] = p[a, b] + p[b, a]`` (``p`` a ``k x ld`` C-ordered
+    array) for the rows ``a`` of band ``64 band .. 64 band + 63`` and every
+    column ``b > a``, by blocks of 64 x 64; the bands touch disjoint entries."""
+    cdef Py_ssize_t a0 = band * 64
+    cdef Py_ssize_t a1 = min(a0 + 64, k)
+    cdef Py_ssize_t a, b, b0, b1
+    cdef acc_t v
+    for b0 in range(a0, k, 64):
+        b1 = min(b0 + 64, k)
+        for a in range(a0, a1):
+            for b in range(max(a + 1, b0), b1):
+                v = p[a * ld + b] + p[b * ld + a]
+                p[a * ld + b] = v
+                p[b * ld + a] = v
+
+
 # The pair loops add, for rows i of one segment of records and columns j of
 # another, x_i x_j to pairs[col_i, col_j].  Four rows at a time: each (col_j,
 # x_j) loaded serves four updates, which keeps the loop bound by the updates
@@ -728,9 +745,8 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
     cdef Py_ssize_t k = squares.shape[0]
     cdef Py_ssize_t ld = pairs.shape[1]
     cdef Py_ssize_t n_bands = (k + 63) // 64
-    cdef Py_ssize_t band, a0, b0, a, b, a1, b1
+    cdef Py_ssize_t band, a
     cdef int nt = <int> max(1, min(spca_omp_max_threads(), n_bands))
-    cdef double v
     cdef double* base
     if pairs.shape[0] != k or ld < k:
         raise ValueError("pairs must be k x (>= k)")
@@ -741,15 +757,7 @@ def symmetrize_gram(double[:, ::1] pairs, const double[::1] squares):
         # band a0 .. a1 - 1 swaps the entries of rows a0 .. and of columns
         # a0 .. beyond the diagonal: the bands are disjoint
         for band in prange(n_bands, schedule="dynamic", num_threads=nt):
-            a0 = band * 64
-            a1 = min(a0 + 64, k)
-            for b0 in range(a0, k, 64):
-                b1 = min(b0 + 64, k)
-                for a in range(a0, a1):
-                    for b in range(max(a + 1, b0), b1):
-                        v = pairs[a, b] + pairs[b, a]
-                        pairs[a, b] = v
-                        pairs[b, a] = v
+            _fold_band(base, ld, k, band)
         for a in range(k):
             pairs[a, a] = pairs[a, a] + pairs[a, a] + squares[a]
         if ld > k:  # drop the padding; row a moves down, never over a row still to move
@@ -787,9 +795,8 @@ def symmetrize_int_gram(double[:, ::1] gram, Py_ssize_t ld, const double[::1] sq
     """
     cdef Py_ssize_t k = squares.shape[0]
     cdef Py_ssize_t n_bands = (k + 63) // 64
-    cdef Py_ssize_t band, a0, b0, a, b, a1, b1
+    cdef Py_ssize_t band, a, b
     cdef int nt = <int> max(1, min(spca_omp_max_threads(), n_bands))
-    cdef int32_t v
     cdef int32_t* ip
     cdef int32_t* row = NULL
     cdef double* out
@@ -808,15 +815,7 @@ def symmetrize_int_gram(double[:, ::1] gram, Py_ssize_t ld, const double[::1] sq
         # the bands a0 .. a1 - 1 own the entries of their rows and columns
         # beyond the diagonal: disjoint
         for band in prange(n_bands, schedule="dynamic", num_threads=nt):
-            a0 = band * 64
-            a1 = min(a0 + 64, k)
-            for b0 in range(a0, k, 64):
-                b1 = min(b0 + 64, k)
-                for a in range(a0, a1):
-                    for b in range(max(a + 1, b0), b1):
-                        v = ip[a * ld + b] + ip[b * ld + a]
-                        ip[a * ld + b] = v
-                        ip[b * ld + a] = v
+            _fold_band(ip, ld, k, band)
         a = k - 1
         while a >= 0:
             memcpy(row, ip + a * ld, k * sizeof(int32_t))
