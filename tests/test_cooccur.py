@@ -471,14 +471,10 @@ def test_symmetrize_int_gram_widens_in_place(k, ld):
     np.testing.assert_array_equal(gram, expected)
 
 
-@pytest.mark.parametrize("transform", ["count", "binary", "log1p"])
-def test_pass2_falls_back_to_float64_mid_corpus(transform, monkeypatch):
-    """A chunk whose counts break the int32 bound moves the sums so far to a
-    float64 accumulator: the Gram matrix is the float64 one, bit for bit,
-    and the dense product."""
+def _spy_kernel(monkeypatch):
+    """The (accumulator dtype, return value) of every call of pass 2's kernel,
+    in order, by a spy that calls the kernel itself."""
     import spca.text._partials as partials
-    from spca.text._partials import pass2_partial
-    from spca.text._uci import DocumentChunk
 
     calls = []
     kernel = partials.cooccurrence_add
@@ -489,6 +485,19 @@ def test_pass2_falls_back_to_float64_mid_corpus(transform, monkeypatch):
         return out
 
     monkeypatch.setattr(partials, "cooccurrence_add", spy)
+    return calls
+
+
+@pytest.mark.parametrize("transform", ["count", "binary", "log1p"])
+def test_pass2_falls_back_to_float64_mid_corpus(transform, monkeypatch):
+    """A chunk whose counts break the int32 bound moves the sums so far to a
+    float64 accumulator: the Gram matrix is the float64 one, bit for bit,
+    and the dense product."""
+    import spca.text._partials as partials
+    from spca.text._partials import pass2_partial
+    from spca.text._uci import DocumentChunk
+
+    calls = _spy_kernel(monkeypatch)
 
     rng = np.random.default_rng(5)
     n_words = 12
@@ -527,15 +536,7 @@ def test_nyt_candidate_covariance_int32_is_float64_bit_for_bit(monkeypatch):
     nyt = load_nytimes_sample()
     var = word_statistics(nyt).variance
     words = np.sort(np.argsort(-var, kind="stable")[:600])
-    calls = []
-    kernel = partials.cooccurrence_add
-
-    def spy(*args, **kwargs):
-        out = kernel(*args, **kwargs)
-        calls.append((args[4].dtype, out))
-        return out
-
-    monkeypatch.setattr(partials, "cooccurrence_add", spy)
+    calls = _spy_kernel(monkeypatch)
     C = candidate_covariance(nyt, words)
     assert calls and all(c == (np.int32, True) for c in calls)  # the int32 path, throughout
     monkeypatch.setattr(partials, "_INTEGER_TRANSFORMS", ())

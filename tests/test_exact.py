@@ -42,6 +42,15 @@ def wine_correlation():
     return np.corrcoef(load_wine().data, rowvar=False)
 
 
+def random_node(rng, p, k):
+    """A node's forced features (at most ``k - 1``) and its non-excluded ones
+    (forced and free), each feature out / free / free / in at random."""
+    state = rng.choice([-1, 0, 0, 1], size=p)
+    inside = np.flatnonzero(state == 1)[: k - 1]
+    state[np.flatnonzero(state == 1)[k - 1:]] = 0
+    return inside, np.flatnonzero(state >= 0)
+
+
 def random_covariance(seed, p, raw):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(max(2, p // 2), 3 * p))
@@ -102,10 +111,7 @@ def test_node_bounds_are_valid(seed, p, data, raw):
     rng = np.random.default_rng(seed)
     k = data.draw(st.integers(2, p - 1))
     s_cov = data.draw(st.booleans())
-    state = rng.choice([-1, 0, 0, 1], size=p)  # out / free / in
-    inside = np.flatnonzero(state == 1)[: k - 1]
-    state[np.flatnonzero(state == 1)[k - 1:]] = 0
-    N = np.flatnonzero(state >= 0)
+    inside, N = random_node(rng, p, k)
     if N.size < k:
         return
     value, _ = brute_force(Sigma, k, inside, N)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_exact import GAP, brute_force, check_claim, random_covariance
+from test_exact import GAP, brute_force, check_claim, random_covariance, random_node
 
 import spca._limits
 from spca.cardinality import _bounds, _search, branch_and_bound
@@ -131,10 +131,7 @@ def test_fast_descent_closes_only_valid_nodes(seed, p, data, raw):
     Sigma = random_covariance(seed, p, raw)
     rng = np.random.default_rng(seed)
     k = data.draw(st.integers(2, p - 1))
-    state = rng.choice([-1, 0, 0, 1], size=p)
-    inside = np.flatnonzero(state == 1)[: k - 1]
-    state[np.flatnonzero(state == 1)[k - 1:]] = 0
-    N = np.flatnonzero(state >= 0)
+    inside, N = random_node(rng, p, k)
     if N.size < k:
         return
     value, _ = brute_force(Sigma, k, inside, N)
