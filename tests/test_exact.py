@@ -61,6 +61,14 @@ def random_covariance(seed, p, raw):
     return F.T @ F / n
 
 
+def check_proven(Sigma, k):
+    """The branch and bound proves ``k`` within 30 s, and its claim holds."""
+    res = branch_and_bound(Sigma, k, optimality_gap=GAP,
+                           time_limit=spca._limits.TimeLimit(30.0))
+    assert res.status == "optimal"
+    check_claim(Sigma, k, res)
+
+
 def check_claim(Sigma, k, res, gap=GAP):
     """A result of the branch and bound against brute force."""
     best, _ = brute_force(Sigma, k)
@@ -96,10 +104,7 @@ def test_every_k_optimal_equals_brute_force(name):
 def test_optimal_claims_on_random_covariances(seed, p, data, raw):
     Sigma = random_covariance(seed, p, raw)
     k = data.draw(st.integers(1, p))
-    res = branch_and_bound(Sigma, k, optimality_gap=GAP,
-                           time_limit=spca._limits.TimeLimit(30.0))
-    assert res.status == "optimal"
-    check_claim(Sigma, k, res)
+    check_proven(Sigma, k)
 
 
 @settings(max_examples=30)
@@ -223,10 +228,7 @@ def test_optimal_claims_with_the_dual_from_the_start(monkeypatch, seed, raw, nod
     p = 14
     Sigma = random_covariance(seed, p, raw)
     for k in (3, 6, 9):
-        res = branch_and_bound(Sigma, k, optimality_gap=GAP,
-                               time_limit=spca._limits.TimeLimit(30.0))
-        assert res.status == "optimal"
-        check_claim(Sigma, k, res)
+        check_proven(Sigma, k)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -241,10 +243,7 @@ def test_optimal_claims_without_the_nodes_own_spectrum(monkeypatch, seed, raw):
     p = 14
     Sigma = random_covariance(seed + 100, p, raw)
     for k in (3, 6, 9):
-        res = branch_and_bound(Sigma, k, optimality_gap=GAP,
-                               time_limit=spca._limits.TimeLimit(30.0))
-        assert res.status == "optimal"
-        check_claim(Sigma, k, res)
+        check_proven(Sigma, k)
 
 
 def test_spectrum_skipped_only_after_its_trial(monkeypatch):
