@@ -1125,11 +1125,7 @@ def _solve_working_set(S, lam_n, X, M, history, opts: _SolveOptions):
             xw, lower = cert_w.x, cert_w.lower
         else:
             xw, lower = polish(SW, lam_n, leading_eigenvector(cert_w.Z))
-        x = np.zeros(m)
-        x[W] = xw
-        D = soft.copy()
-        D[ix] = barrier_matrix(SW, lam_n, MW)
-        D = rank_one_dual_matrix(S, lam_n, x, D, copy=False)
+        D, x = _round_dual(S, soft, lam_n, W, SW, MW, xw)
         # Lanczos; verified only when it may certify within tol
         target = lower + 0.999 * tol * abs(lower) if lower > 0 else None
         upper, y, rigorous = lambda_max_large(D, v0=x if v0 is None else v0, target=target)
@@ -1189,6 +1185,18 @@ def _solve_working_set(S, lam_n, X, M, history, opts: _SolveOptions):
     return None, sweeps, passes, exact, t_cert, cols > 0 and not restart
 
 
+def _round_dual(S, soft, lam_n, W, SW, MW, xw):
+    """The dual of a working-set round over the whole block: the barrier dual
+    of the ``W`` solve (``SW = S[W, W]``, its columns ``MW``) on ``W x W``,
+    the soft-thresholded ``soft`` elsewhere, projected around the rank-one
+    primal ``x`` (``xw`` on ``W``, zero elsewhere); returns ``(D, x)``."""
+    x = np.zeros(S.shape[0])
+    x[W] = xw
+    D = soft.copy()
+    D[np.ix_(W, W)] = barrier_matrix(SW, lam_n, MW)
+    return rank_one_dual_matrix(S, lam_n, x, D, copy=False), x
+
+
 class _Round(NamedTuple):
     """A working-set round kept for :func:`_out_of_sweeps`."""
 
@@ -1224,11 +1232,7 @@ def _out_of_sweeps(S, soft, lam_n, best: _Round) -> Certificate | None:
     upper, W, xw, lower, cert_w = best.upper, best.W, best.xw, best.lower, best.cert_w
     m = S.shape[0]
     ix = np.ix_(W, W)
-    x = np.zeros(m)
-    x[W] = xw
-    D = soft.copy()
-    D[ix] = barrier_matrix(np.ascontiguousarray(S[ix]), lam_n, best.MW)
-    D = rank_one_dual_matrix(S, lam_n, x, D, copy=False)
+    D, x = _round_dual(S, soft, lam_n, W, np.ascontiguousarray(S[ix]), best.MW, xw)
     if not best.rigorous:
         resid = float(np.linalg.norm(D @ best.y - upper * best.y))
         upper = shift_bound(D, upper + resid + 1e-12 * (abs(upper) + 1.0))
