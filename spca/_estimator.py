@@ -244,13 +244,7 @@ class _LeadingBlock(_Covariance):
         if self.C is not None:
             return self.C[np.ix_(pos, pos)]
         Xr = self._centred[:, pos]
-        G = Xr.T @ Xr
-        G /= self.data.denom
-        s = self.data.scale[idx]
-        G /= np.outer(s, s)
-        G = 0.5 * (G + G.T)
-        G[np.diag_indices(idx.size)] = self.data.diag[idx]
-        return G
+        return self.data.finish_gram(Xr.T @ Xr, idx)
 
     def block(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         idx = np.asarray(idx, dtype=np.intp)

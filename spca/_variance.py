@@ -263,13 +263,19 @@ class _DataCovariance(_Covariance):
         else:
             Xs = self.X[:, idx] - mu
             G = Xs.T @ Xs
+        return np.ascontiguousarray(self.finish_gram(G, idx))
+
+    def finish_gram(self, G: NDArray[np.float64], idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """The covariance of features ``idx`` from ``G``, the products of
+        their centred columns (overwritten): divided by ``denom`` and the
+        scales, symmetrised, the variances on the diagonal."""
         G /= self.denom
         s = self.scale[idx]
         G /= np.outer(s, s)
         G = 0.5 * (G + G.T)
         # The diagonal is the (more accurately computed) variance.
         G[np.diag_indices(idx.size)] = self.diag[idx]
-        return np.ascontiguousarray(G)
+        return G
 
     def centred_columns(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
         """The columns ``idx`` of a dense ``X - mean`` as a new array (not
