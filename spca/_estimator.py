@@ -35,7 +35,7 @@ from ._deflation import (
 from ._limits import TimeLimit, check_time_limit
 from ._path import _solver_options
 from ._validation import _abs_max, _as_real_dense, check_int, check_lam, check_tol
-from ._variance import _Covariance, _DataCovariance, _MatrixCovariance
+from ._variance import _column_moments, _Covariance, _DataCovariance, _MatrixCovariance
 
 __all__ = ["SparsePCA"]
 
@@ -56,6 +56,35 @@ CACHE_MAX_FEATURES = 4096
 LEAD_PER_NONZERO = 2
 LEAD_BLOCK = 64
 LEAD_SHARE = 0.5
+
+
+# Under a time limit, ``fit`` takes the column moments of a dense ``X`` in
+# units of 1 (no read for the largest |X_ij| first) when their largest
+# variance is in [UNIT_MIN, UNIT_MAX]: then no square overflowed (a sum of
+# squares would be inf) and the scale check passes as it would in units of
+# that entry (a power of two: the same numbers, but where squares fall
+# below the normal range).  Outside, or with a non-finite moment (NaN or
+# inf in X), the checked way: the largest entry, scikit-learn's error.
+UNIT_MIN = 1e-200
+UNIT_MAX = 1e100
+
+
+def _unit_moments(X: NDArray[np.float64], center: bool
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    """The means and sums of squared deviations of the columns of ``X``
+    (:func:`spca._variance._column_moments` in units of 1), or ``None``
+    when they are not all finite or their largest variance is outside
+    ``[UNIT_MIN, UNIT_MAX]`` (the caller then takes the checked way)."""
+    m = X.shape[0]
+    if m < 2 or not X.size:
+        return None
+    with np.errstate(all="ignore"):  # (a non-finite X or square: refused below)
+        mean, ss = _column_moments(X, 1.0, center)
+    top = float(ss.max()) / (m - 1)
+    if not (np.isfinite(mean).all() and np.isfinite(ss).all()
+            and UNIT_MIN <= top <= UNIT_MAX):
+        return None
+    return mean, ss
 
 
 class _BlockCache(_DataCovariance):
@@ -80,8 +109,10 @@ class _BlockCache(_DataCovariance):
     """
 
     def __init__(self, X: Any, *, center: bool = True, scale: bool = False,
-                 abs_max: float | None = None) -> None:
-        super().__init__(X, center=center, scale=scale, abs_max=abs_max)
+                 abs_max: float | None = None,
+                 moments: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+                 ) -> None:
+        super().__init__(X, center=center, scale=scale, abs_max=abs_max, moments=moments)
         self._kept_idx: NDArray[np.intp] = np.empty(0, np.intp)
         self._kept = np.zeros((0, 0))
         self.formed = 0
@@ -674,11 +705,16 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         # entry non-finite -- and then scikit-learn's own error; one read of
         # X fewer: the NYT counts, 8,447 x 500, 1.5 ms)
         Xv = validate_data(self, X, reset=True, ensure_all_finite=not dense, **checks)
-        amax = _abs_max(Xv) if dense else None
+        # (under a limit, dense X: the column moments first, in units of 1,
+        # and no read for the largest entry when they are finite and in
+        # range; see _unit_moments)
+        moments = _unit_moments(Xv, self.center) if dense and deadline.limited else None
+        amax = _abs_max(Xv) if dense and moments is None else None
         if amax is not None and not math.isfinite(amax):
             validate_data(self, X, reset=True, **checks)  # (raises)
         X = Xv
-        cov = _BlockCache(X, center=self.center, scale=self.scale, abs_max=amax)
+        cov = _BlockCache(X, center=self.center, scale=self.scale, abs_max=amax,
+                          moments=moments)
         constant = np.flatnonzero(cov.raw_variance <= 0)
         if constant.size == X.shape[1]:
             raise ValueError(

@@ -215,7 +215,9 @@ class _DataCovariance(_Covariance):
     """
 
     def __init__(self, X: Any, *, center: bool = True, scale: bool = False,
-                 ddof: int = 1, abs_max: float | None = None) -> None:
+                 ddof: int = 1, abs_max: float | None = None,
+                 moments: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+                 ) -> None:
         m, n = X.shape
         self.n = int(n)
         self.n_samples = int(m)
@@ -236,9 +238,15 @@ class _DataCovariance(_Covariance):
             ss = np.bincount(col, weights=dev * dev, minlength=n) + (m - counts) * mean**2
         else:
             self.X = np.asarray(X, dtype=np.float64)
-            # (abs_max: max |X_ij| when the caller has it, from its check)
-            g = _unit(_abs_max(self.X) if abs_max is None else abs_max)
-            mean, ss = _column_moments(self.X, g, center)
+            if moments is not None:
+                # (the caller's _column_moments(X, 1.0, center), finite and
+                # in range: see spca._estimator._unit_moments)
+                g = 1.0
+                mean, ss = moments
+            else:
+                # (abs_max: max |X_ij| when the caller has it, from its check)
+                g = _unit(_abs_max(self.X) if abs_max is None else abs_max)
+                mean, ss = _column_moments(self.X, g, center)
         var_g = np.maximum(ss / self.denom, 0.0)
         _check_data_scale(var_g, g)
         var = var_g / g / g

@@ -1831,3 +1831,79 @@ def test_bca_makes_no_certificate_that_would_end_past_the_limit(monkeypatch, swe
     phi = sdp_value(S, lam)
     assert res.objective <= phi * (1 + 1e-6) + 1e-9
     assert phi <= res.upper_bound * (1 + 1e-6) + 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), m=st.integers(2, 300), n=st.integers(1, 20),
+       exponent=st.integers(-1100, 1000), center=st.booleans(),
+       order=st.sampled_from(["C", "F"]))
+def test_unit_moments_are_the_checked_moments_bit_for_bit(seed, m, n, exponent, center,
+                                                          order):
+    # fit under a limit: the column moments of dense X in units of 1, no read
+    # of max |X_ij| first; accepted only when the largest variance is in
+    # [UNIT_MIN, UNIT_MAX], and then the operator's means and variances are
+    # the checked way's (units of that entry, a power of two) bit for bit
+    from spca._estimator import UNIT_MAX, UNIT_MIN, _BlockCache, _unit_moments
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) * rng.uniform(0.5, 2.0, n)
+    X = np.asarray(X * 2.0 ** exponent, order=order)  # (2 ** -1100 is 0)
+    X0 = X.copy()
+    got = _unit_moments(X, center)
+    with np.errstate(all="ignore"):
+        ss = ((X - (X.mean(axis=0) if center else 0.0)) ** 2).sum(axis=0)
+    top = float(ss.max()) / (m - 1)
+    if got is None:
+        # (refused: outside the range, a square overflowed, or X is 0)
+        assert not UNIT_MIN <= top <= UNIT_MAX
+        return
+    assert UNIT_MIN <= top <= UNIT_MAX
+    fast = _BlockCache(X, center=center, moments=got)
+    checked = _BlockCache(X, center=center)
+    np.testing.assert_array_equal(fast.mean, checked.mean)
+    np.testing.assert_array_equal(fast.raw_variance, checked.raw_variance)
+    np.testing.assert_array_equal(X, X0)
+
+
+@pytest.mark.parametrize("factor, match", [
+    (1e200, "largest column variance"), (1e-160, "largest column variance"),
+    (1e-170, "largest column variance"),
+])
+def test_fit_under_a_limit_refuses_the_same_scales(factor, match):
+    # data far outside the scale the solvers square: the same error with a
+    # limit (moments in units of 1 refused, the checked way) as without
+    rng = np.random.default_rng(1)
+    X = np.asfortranarray(rng.standard_normal((50, 8)) * factor)
+    errors = []
+    for time_limit in (None, 1e-6, 10.0):
+        with pytest.raises(ValueError, match=match) as got:
+            spca.SparsePCA(2, cardinality=3, time_limit=time_limit).fit(X)
+        errors.append(str(got.value))
+    assert errors[0] == errors[1] == errors[2]
+
+
+def test_fit_under_a_limit_reads_x_once_before_the_answers(monkeypatch):
+    # under a limit, dense X in range: the column moments and no pass for
+    # max |X_ij| (the checked way without a limit); the components are
+    # valid: k nonzeros, bounds above the brute-force optimum
+    from spca import _estimator
+
+    calls = []
+    real = _estimator._abs_max
+    monkeypatch.setattr(_estimator, "_abs_max", lambda B: calls.append(1) or real(B))
+    X = leading_data(2, n=12)
+    S = np.cov(X, rowvar=False)
+    spca.SparsePCA(2, cardinality=3).fit(X)
+    assert calls == [1]
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # past at once
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=3, time_limit=1.0).fit(X)
+    assert calls == [1]
+    assert est.status_ == "time_limit"
+    assert np.all(np.count_nonzero(est.components_, axis=1) == 3)
+    np.testing.assert_allclose(est.mean_, X.mean(axis=0), rtol=1e-12)
+    x0 = est.components_[0]
+    assert x0 @ S @ x0 <= est.variance_upper_bounds_[0] * (1 + 1e-12)
+    assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 3) * (1 - 1e-12)
+    assert est.variance_upper_bounds_[1] >= best_k_sparse(schur(S, x0), 3) * (1 - 1e-12)
