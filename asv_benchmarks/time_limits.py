@@ -26,8 +26,11 @@ held to.
 Sets:
 
 * ``nyt500`` -- correlations of the 500 words of largest variance of the
-  bundled NYT sample, k = 10; also ``SparsePCA.fit`` on those word counts and
-  ``sparse_topics`` on the whole sample (defaults);
+  bundled NYT sample, k = 10; also ``SparsePCA.fit`` on those word counts,
+  ``sparse_topics`` on the whole sample (defaults) and the command ``spca
+  topics --sample nytimes --time-limit t`` run in this process (reading the
+  sample and printing its JSON included, Python's start-up and the imports
+  not: the first call makes them);
 * ``nyt3012`` -- covariance of every word of the sample with positive
   variance (3,002), k = 10;
 * ``corr1000`` -- :func:`spca.datasets.make_correlation_few_samples` with
@@ -109,7 +112,33 @@ def entry_points(S: np.ndarray, k: int, X: Any, corpus: Any,
             3, cardinality=k, time_limit=t).fit(X)
     if corpus is not None:
         calls["sparse_topics"] = lambda t: lib.text.sparse_topics(corpus, time_limit=t)
+        calls["spca topics --sample"] = lambda t: _cli_topics(lib, t)
     return calls
+
+
+class _CLIResult:
+    """The status of a ``spca topics`` run, read from its JSON output."""
+
+    def __init__(self, status: Any) -> None:
+        self.status = status
+
+
+def _cli_topics(lib: Any, t: float) -> _CLIResult:
+    """``spca topics --sample nytimes --time-limit t --format json --quiet``
+    in this process (its imports made by the first call: the line of the
+    command excludes Python's start-up and the imports, and includes reading
+    the sample, the call and printing the JSON)."""
+    import contextlib
+    import importlib
+    import io
+    import json
+
+    cli = importlib.import_module(lib.__name__ + ".cli")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli.main(["topics", "--sample", "nytimes", "--time-limit", repr(t),
+                  "--format", "json", "--quiet"])
+    return _CLIResult(json.loads(out.getvalue())["status"])
 
 
 def data_passes(X: Any, corpus: Any) -> dict[str, Callable[[], Any]]:

@@ -34,6 +34,41 @@ def test_nytimes_sample_matches_readme():
     assert np.all(np.diff(counts.indptr) >= 0)
 
 
+def test_nytimes_compact_sample_is_the_uci_text_bit_for_bit():
+    # load_nytimes_sample reads the compact nytsample.npz (a few ms, for
+    # spca topics --sample nytimes --time-limit): the same matrix as the
+    # parse of the UCI files, every array and dtype, and the same words
+    corpus = load_nytimes_sample()
+    uci = load_uci_bow(data_path("docword.nytsample.txt.gz"), data_path("vocab.nytsample.txt"),
+                       name="nytimes-sample")
+    a, b = corpus.counts, uci.counts
+    assert type(a) is type(b) and a.shape == b.shape
+    for name in ("indptr", "indices", "data"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype, name
+        assert x.tobytes() == y.tobytes(), name
+    assert a.has_canonical_format and a.has_sorted_indices
+    np.testing.assert_array_equal(corpus.vocabulary, uci.vocabulary)
+    assert corpus.name == uci.name
+    assert corpus.docword_path == uci.docword_path and corpus.vocab_path == uci.vocab_path
+    # the licence notice travels with the compact form
+    with np.load(data_path("nytsample.npz")) as z:
+        notice = str(z["notice"])
+    assert "Mozilla Public License 2.0" in notice and "LICENSE.MPL-2.0" in notice
+    assert "nytsample.npz" in data_path("README.md").read_text()
+
+
+def test_compact_form_refuses_what_it_cannot_hold(tmp_path):
+    import scipy.sparse as sp
+
+    from spca.datasets._base import _write_compact
+
+    for counts in (sp.csr_array(np.array([[1.0, 300.0]])), sp.csr_array(np.array([[1.5, 2.0]]))):
+        with pytest.raises(ValueError, match="0..255"):
+            _write_compact(Corpus(counts=counts), tmp_path / "x.npz")
+        assert not (tmp_path / "x.npz").exists()
+
+
 def test_reuters_sample_has_titles():
     corpus = load_reuters_sample()
     assert corpus.counts.shape == (395, 4258)

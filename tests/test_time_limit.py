@@ -1907,3 +1907,56 @@ def test_fit_under_a_limit_reads_x_once_before_the_answers(monkeypatch):
     assert x0 @ S @ x0 <= est.variance_upper_bounds_[0] * (1 + 1e-12)
     assert est.variance_upper_bounds_[0] >= best_k_sparse(S, 3) * (1 - 1e-12)
     assert est.variance_upper_bounds_[1] >= best_k_sparse(schur(S, x0), 3) * (1 - 1e-12)
+
+
+class ManualClock:
+    """A clock that the test moves, and 1 us at each reading."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+
+@pytest.mark.parametrize("reading, seconds", [(0.0, 2.0), (1.0, 2.0), (5.0, 2.0)])
+def test_cli_time_limit_starts_before_the_sample_is_read(monkeypatch, capsys, reading,
+                                                          seconds):
+    # spca topics --time-limit counts reading the corpus: sparse_topics gets
+    # what is left of the command's deadline (AIM of the limit from the
+    # start), and a read that used up the limit leaves it the late answers
+    import json
+
+    import spca.datasets
+    import spca.text
+    from spca.cli import main
+
+    clock = ManualClock()
+    monkeypatch.setattr(_limits, "clock", clock)
+    real_load = spca.datasets.load_nytimes_sample
+
+    def slow_load():
+        clock.now += reading
+        return real_load()
+
+    seen = []
+    real_topics = spca.text.sparse_topics
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["time_limit"])
+        return real_topics(*args, **kwargs)
+
+    monkeypatch.setattr(spca.datasets, "load_nytimes_sample", slow_load)
+    monkeypatch.setattr(spca.text, "sparse_topics", spy)
+    assert main(["topics", "--sample", "nytimes", "--time-limit", str(seconds),
+                 "--format", "json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    left = max(_limits.AIM * seconds - reading, 0.0)
+    (given,) = seen
+    # (its own deadline, AIM of what it is given, is the command's)
+    assert given * _limits.AIM == pytest.approx(max(left, 1e-9), abs=1e-4)
+    assert [len(c["words"]) for c in out["components"]] == [5] * 5
+    assert all(0 < c["certified_ratio"] <= 1 for c in out["components"])
+    if left == 0.0:
+        assert out["status"] == "time_limit"
