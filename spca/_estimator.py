@@ -303,6 +303,19 @@ class _LeadingBlock(_Covariance):
             y[F] = (self._centred.T @ t) / data.denom / data.scale[F]
         return y
 
+    def quadratic(self, x: NDArray[np.float64]) -> float:
+        """``x' Sigma x``; lazy: ``|Xs_F x_F|^2 / denom`` from the centred
+        columns where ``x`` is nonzero (no product with all of them)."""
+        if self.C is not None:
+            return super().quadratic(x)
+        x = np.asarray(x, dtype=np.float64).ravel()
+        F = self.features
+        data = self.data
+        xs = x[F] / data.scale[F]
+        nz = np.flatnonzero(xs)
+        t = self._centred[:, nz] @ xs[nz]
+        return float(t @ t) / data.denom
+
     @property
     def total_variance(self) -> float:
         """``Tr Sigma`` over every feature (the ones not formed too)."""

@@ -103,6 +103,11 @@ class _Covariance:
     def matvec(self, x: NDArray[np.float64]) -> NDArray[np.float64]:  # pragma: no cover
         raise NotImplementedError
 
+    def quadratic(self, x: NDArray[np.float64]) -> float:
+        """``x' Sigma x`` (an operator formed from data may take it without
+        ``Sigma x``)."""
+        return float(x @ self.matvec(x))
+
     def matmat(self, V: NDArray[np.float64]) -> NDArray[np.float64]:
         """``Sigma @ V`` for an ``(n, q)`` matrix, one column at a time."""
         V = np.asarray(V, dtype=np.float64)
@@ -497,7 +502,7 @@ def _explained(cov: _Covariance, V: NDArray[np.float64], method: str,
         for t in range(q):
             if not ok[t]:
                 continue
-            var[t] = float(Q[:, t] @ cov.matvec(Q[:, t]))
+            var[t] = cov.quadratic(Q[:, t])
     else:
         SV = cov.matmat(V.T)  # (n, q)
         G = V @ SV

@@ -1960,3 +1960,29 @@ def test_cli_time_limit_starts_before_the_sample_is_read(monkeypatch, capsys, re
     assert all(0 < c["certified_ratio"] <= 1 for c in out["components"])
     if left == 0.0:
         assert out["status"] == "time_limit"
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_lazy_leading_block_quadratic_is_the_covariance_form(monkeypatch, scale):
+    # the explained variance of fit past the limit: x' Sigma x of the lazy
+    # leading block from the centred columns where x is nonzero, equal to
+    # the form of the covariance of all features (x zero outside the block)
+    X = leading_data(4, n=14)
+    S = np.corrcoef(X, rowvar=False) if scale else np.cov(X, rowvar=False)
+    made = spy_leading_blocks(monkeypatch)
+    monkeypatch.setattr(_limits, "clock", TickingClock(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        est = spca.SparsePCA(2, cardinality=2, scale=scale, time_limit=1.0).fit(X)
+    (lead,) = made
+    assert lead.lazy
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        x = np.zeros(S.shape[0])
+        x[rng.choice(lead.features, 3, replace=False)] = rng.standard_normal(3)
+        assert lead.quadratic(x) == pytest.approx(x @ S @ x, rel=1e-12)
+        assert lead.quadratic(x) == pytest.approx(x @ lead.matvec(x), rel=1e-12)
+    # the summary's variances are those forms of the orthonormalised loadings
+    Q, _ = np.linalg.qr(est.components_.T)
+    np.testing.assert_allclose(est.explained_variance_,
+                               np.einsum("it,ij,jt->t", Q, S, Q), rtol=1e-10)
