@@ -556,6 +556,9 @@ def _wall_clock_every_entry_point() -> None:
         # covariance of the words of largest variance is formed)
         "SparsePCA.fit": lambda t: spca.SparsePCA(3, cardinality=10,
                                                   time_limit=t).fit(X),
+        # (the command in this process: reading the sample counts, Python's
+        # start-up and the imports do not)
+        "spca topics": _cli_topics,
     }
     top = np.argsort(counts.var(axis=0))[::-1][:500]
     X = counts[:, top]
@@ -574,7 +577,10 @@ def _wall_clock_every_entry_point() -> None:
         for t in (1e-6, t_eig, 2 * t_eig, 0.05, 0.5):
 
             def check(out, name=name, t=t) -> None:
-                status = out.status_ if name.startswith("SparsePCA") else out.status
+                status = (out.status_ if name.startswith("SparsePCA") else
+                          out["status"] if name == "spca topics" else out.status)
+                if name == "spca topics":
+                    assert [len(c["words"]) for c in out["components"]] == [5] * 5
                 if name == "dspca_cardinality":
                     assert out.support.size == 20 == np.count_nonzero(out.loadings)
                     assert out.explained_variance <= out.variance_upper_bound
@@ -595,9 +601,27 @@ def _wall_clock_every_entry_point() -> None:
             # of the promise)
             passes = ((lambda out: out.timings["pass1"] + out.timings["pass2"])
                       if name == "sparse_topics" else
+                      (lambda out: out["timings"]["pass1"] + out["timings"]["pass2"])
+                      if name == "spca topics" else
                       (lambda out: t_pass) if name == "SparsePCA.fit" else None)
             _, ratio, _ = _within_the_line(call, t, S, check, passes)
             assert ratio <= 1.0, (name, t, ratio)
+
+
+def _cli_topics(t: float) -> dict:
+    """``spca topics --sample nytimes --time-limit t --format json`` in this
+    process; its JSON output."""
+    import contextlib
+    import io
+    import json
+
+    from spca.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["topics", "--sample", "nytimes", "--time-limit", repr(t),
+                     "--format", "json", "--quiet"]) == 0
+    return json.loads(out.getvalue())
 
 
 def test_a_generous_limit_is_not_ended_by_a_rate_from_tiny_solves(monkeypatch):
