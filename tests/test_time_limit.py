@@ -2010,3 +2010,20 @@ def test_lazy_leading_block_quadratic_is_the_covariance_form(monkeypatch, scale)
     Q, _ = np.linalg.qr(est.components_.T)
     np.testing.assert_allclose(est.explained_variance_,
                                np.einsum("it,ij,jt->t", Q, S, Q), rtol=1e-10)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("center, scale", [(False, False), (True, True)])
+def test_fit_under_a_limit_refuses_non_finite_data_uncentred_or_scaled(bad, center, scale):
+    # the moments in units of 1 are refused (not finite) and the checked way
+    # raises scikit-learn's error, as without a limit
+    rng = np.random.default_rng(2)
+    X = np.asfortranarray(rng.standard_normal((30, 6)))
+    X[4, 1] = bad
+    errors = []
+    for time_limit in (None, 1e-6):
+        with pytest.raises(ValueError) as got:
+            spca.SparsePCA(2, cardinality=2, center=center, scale=scale,
+                           time_limit=time_limit).fit(X)
+        errors.append(str(got.value))
+    assert errors[0] == errors[1] and ("NaN" in errors[0] or "infinity" in errors[0])
