@@ -627,6 +627,32 @@ def certify_below(A: NDArray[np.float64], target: float) -> bool:
     return int(info) == 0
 
 
+def _kernel_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
+                 r: int) -> tuple[float, NDArray[np.intp], NDArray[np.intp], int]:
+    """The compiled pass of :func:`row_norm_rows`: ``(penalty, rows, picks,
+    rr)``, the penalty without its rounding margin, the penalty's rows and
+    each row's ``rr = min(r, free)`` largest free columns."""
+    n = U.shape[0]
+    fi = np.flatnonzero(~inside)
+    rr = min(r, fi.size)
+    rho2 = np.empty(n)
+    picks = np.empty((n, max(rr, 1)), dtype=np.intp)
+    _descent_fast.row_norm_rows(np.ascontiguousarray(U), inside.view(np.uint8), rr, rho2, picks)
+    sel = inside.copy()
+    if rr > 0:
+        sel[fi[np.argpartition(rho2[fi], fi.size - rr)[fi.size - rr:]]] = True
+    rows = np.flatnonzero(sel)
+    return math.sqrt(float(rho2[rows].sum())), rows, picks, rr
+
+
+def row_norm_value(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int) -> float:
+    """:func:`row_norm_penalty` (the same number, up to the order of its sums,
+    rounding margin included) from the compiled kernel: one pass over each
+    row instead of a partition of the whole matrix."""
+    n, m = U.shape[0], int(inside.sum())
+    return _kernel_rows(U, inside, r)[0] * (1.0 + 4 * (n + m + r) * EPS)
+
+
 def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
                   r: int) -> tuple[float, NDArray[np.intp], NDArray[np.intp]]:
     """:func:`row_norm_penalty` (the same number, up to the order of its
@@ -637,16 +663,7 @@ def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
     :func:`spca.cardinality._descent_fast.row_norm_rows`)."""
     n = U.shape[0]
     m = int(inside.sum())
-    fi = np.flatnonzero(~inside)
-    rr = min(r, fi.size)
-    rho2 = np.empty(n)
-    picks = np.empty((n, max(rr, 1)), dtype=np.intp)
-    _descent_fast.row_norm_rows(np.ascontiguousarray(U), inside.view(np.uint8), rr, rho2, picks)
-    sel = inside.copy()
-    if rr > 0:
-        sel[fi[np.argpartition(rho2[fi], fi.size - rr)[fi.size - rr:]]] = True
-    rows = np.flatnonzero(sel)
-    pen = math.sqrt(float(rho2[rows].sum()))
+    pen, rows, picks, rr = _kernel_rows(U, inside, r)
     cols = np.hstack([np.broadcast_to(np.flatnonzero(inside), (rows.size, m)),
                       picks[rows, :rr]])
     return (pen * (1.0 + 4 * (n + m + r) * EPS), np.repeat(rows, cols.shape[1]),
@@ -703,8 +720,9 @@ def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
         G = Y @ Y.T  # W * (sum_i e_i x_i x_i')
         if pen > 0:
             g = 0.5 * U[ii, jj] / pen * root[ii] * root[jj]  # W * (Gp + Gp') / 2
-            np.add.at(G, (ii, jj), g)
-            np.add.at(G, (jj, ii), g)
+            # (the pairs (ii, jj) are distinct, and so are (jj, ii))
+            G[ii, jj] += g
+            G[jj, ii] += g
         scale = max(float(G.max()), -float(G.min()))
         if not scale > 0:
             break
