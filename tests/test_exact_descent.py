@@ -107,6 +107,7 @@ def test_row_norm_rows_match_the_numpy_penalty(seed, n, data, ties):
     r = data.draw(st.integers(0, max(f, 0)))
     pen, rows, cols = _bounds.row_norm_rows(U, inside, r)
     assert pen == pytest.approx(_bounds.row_norm_penalty(U, inside, r), rel=1e-12, abs=1e-300)
+    assert _bounds.row_norm_value(U, inside, r) == pen
     ref_pen, G = _bounds.row_norm_subgradient(U, inside, r)
     assert pen == pytest.approx(ref_pen, rel=1e-12, abs=1e-300)
     mine = np.zeros_like(U)
@@ -191,5 +192,22 @@ def test_optimal_claims_with_fast_descents_everywhere(monkeypatch, seed, raw, fa
     monkeypatch.setattr(_search, "DESC_KEEP", 0.0)
     p = 14
     Sigma = random_covariance(seed + 300, p, raw)
+    for k in (3, 6, 9):
+        check_proven(Sigma, k)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("raw", [False, True])
+def test_optimal_claims_with_vectors_handed_down(monkeypatch, seed, raw):
+    """No node descends (the window is empty), so every child starts from
+    its parent's Ritz or LAPACK vectors (certified by Cholesky or no bound),
+    and Gershgorin and the coupling bound are dropped after the root's
+    descent: every "optimal" claim still equals brute force."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "FAST_WINDOW", -1.0)
+    monkeypatch.setattr(_search, "GERSH_TRIAL", 0)
+    p = 14
+    Sigma = random_covariance(seed + 500, p, raw)
     for k in (3, 6, 9):
         check_proven(Sigma, k)
