@@ -259,13 +259,14 @@ def test_spectrum_skipped_only_after_its_trial(monkeypatch):
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
     monkeypatch.setattr(_search, "SPEC_TRIAL", 8)
     seen = []
-    orig = _search._Search.merge
+    orig = _search._Search.bound_node
 
-    def spy(self, job):
-        orig(self, job)
+    def spy(self, node):
+        out = orig(self, node)
         seen.append((self.spec_on, self.spec_tries, self.spec_wins))
+        return out
 
-    monkeypatch.setattr(_search._Search, "merge", spy)
+    monkeypatch.setattr(_search._Search, "bound_node", spy)
     res = branch_and_bound(Sigma, 8, optimality_gap=GAP, time_limit=spca._limits.TimeLimit(None))
     first = list(seen)
     seen.clear()
@@ -288,7 +289,6 @@ def test_split_follows_the_row_norm_eigenvector(monkeypatch):
     monkeypatch.setattr(_search, "DUAL_AFTER", 0)
     monkeypatch.setattr(_search, "ROW_AFTER", 0)
     monkeypatch.setattr(_search, "FAST_ITER", 0)  # (LAPACK at every node)
-    monkeypatch.setattr(_search, "BATCH", 1)  # (one node at a time: the spies' order)
     last = {}
     orig_descent, orig_bound, orig_choose = (_bounds.node_descent,
                                              _search._Search.bound_node, _search.choose_feature)
@@ -298,9 +298,9 @@ def test_split_follows_the_row_norm_eigenvector(monkeypatch):
         last["vec"] = out[2]
         return out
 
-    def bound_node(self, node, job):
+    def bound_node(self, node):
         last.pop("vec", None)
-        return orig_bound(self, node, job)
+        return orig_bound(self, node)
 
     checked = []
 
@@ -345,23 +345,22 @@ def test_time_limit_with_stub_clock(monkeypatch):
 @pytest.mark.parametrize("seed", [5, 6])
 def test_interrupt_returns_best_so_far(monkeypatch, at, seed):
     """Ctrl-C at the ``at``-th node: status "interrupted", k features, and a
-    bound that still holds (the nodes in hand count; the other node of its
-    batch may have been bounded too)."""
+    bound that still holds (the node in hand counts)."""
     Sigma = random_covariance(seed, 20, raw=True)
     k = 7
     calls = {"n": 0}
     original = _search._Search.bound_node
 
-    def interrupted(self, node, job):
+    def interrupted(self, node):
         calls["n"] += 1
         if calls["n"] == at:
             raise KeyboardInterrupt
-        return original(self, node, job)
+        return original(self, node)
 
     monkeypatch.setattr(_search._Search, "bound_node", interrupted)
     res = branch_and_bound(Sigma, k, optimality_gap=1e-12,
                            time_limit=spca._limits.TimeLimit(None))
-    assert at <= calls["n"] <= at + _search.BATCH - 1
+    assert calls["n"] == at
     assert res.status == "interrupted"
     check_claim(Sigma, k, res)
 
@@ -630,40 +629,3 @@ def test_probing_skips_a_probe_that_could_not_be_probed(monkeypatch, below_cut):
     best, _ = brute_force(Sigma, k)
     assert res.explained_variance == pytest.approx(best, rel=GAP)
     assert res.variance_upper_bound >= best * (1 - 1e-12)
-
-
-@pytest.mark.parametrize("workers", [1, 2])
-def test_batches_are_the_same_on_one_thread_or_two(monkeypatch, workers):
-    """The nodes of a batch bounded in two threads or one after the other:
-    the same nodes bounded, in the same order, the same log, the same
-    answer and bound, in repeated runs (a raw covariance whose search
-    descends at its nodes)."""
-    Sigma = random_covariance(41, 24, raw=True)
-    k = 8
-    monkeypatch.setattr(_search, "DUAL_AFTER", 2)
-    monkeypatch.setattr(_search, "ROW_AFTER", 4)
-    orig = _search._Search.merge
-
-    def run():
-        seen = []
-
-        def spy(self, job):
-            orig(self, job)
-            seen.append((job.stage, job.steps, job.desc, len(job.rounds), self.inc.value))
-
-        monkeypatch.setattr(_search._Search, "merge", spy)
-        res = branch_and_bound(Sigma, k, optimality_gap=1e-6,
-                               time_limit=spca._limits.TimeLimit(None))
-        return res, seen
-
-    monkeypatch.setattr(_search, "_workers", lambda: 1)
-    ref, ref_seen = run()
-    monkeypatch.setattr(_search, "_workers", lambda: workers)
-    for _ in range(3):
-        res, seen = run()
-        assert seen == ref_seen
-        assert res.n_nodes == ref.n_nodes and res.bound == ref.bound
-        assert np.array_equal(res.support, ref.support) and res.variance == ref.variance
-    assert ref.status == "optimal" and ref.n_nodes > 10
-    assert any(s[0] == "descent" for s in ref_seen)
-    check_claim(Sigma, k, ref, gap=1e-6)

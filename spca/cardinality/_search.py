@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import _limits
-from .._bca import _blas_threads
 from . import _bounds
 from ._branching import Node, children, choose_feature
 from ._starts import Incumbent
@@ -118,47 +115,10 @@ LAM_STEPS = 10
 LAM_FACTOR = 1.6
 # The ADMM penalty, relative to max(Sigma_ii) / |N|.
 RHO = 100.0
-# The search bounds the BATCH best open nodes at a time, each in a thread of
-# its own where there are cores for them (the heavy parts release the GIL:
-# BLAS, LAPACK, the compiled kernel; the BLAS at one thread), then merges
-# what they found and splits them in a fixed order, so that the nodes, the
-# bounds, the answer and the log are the same on one core or two.
-# (Measured: 74 node descents recorded at k = 19 on the NYT sample's 300 words,
-# raw, 1.57-1.59x faster in wall time on two threads than on one, on an idle
-# 2-core machine.)
-BATCH = 2
 # A progress line of the log at most this often (seconds; display only).
 LOG_EVERY = 1.0
 # The progress bar appears after this many seconds (display only).
 BAR_DELAY = 2.0
-
-
-def _workers() -> int:
-    """Threads that bound a batch of nodes: ``min(BATCH, usable cores)``
-    (the nodes, bounds and answer do not depend on it)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(BATCH, cores))
-
-
-@dataclass
-class _Job:
-    """What :meth:`_Search.bound_node` found at one node, for
-    :meth:`_Search.merge`: supports to round ``(inside, free, vector over
-    free)``, (tries, successes) of each work-based rule, the descent's
-    steps, the multiplier its children start from, the last stage reached."""
-
-    mult: Any
-    rounds: list[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]] = field(
-        default_factory=list)
-    spec: tuple[int, int] = (0, 0)
-    gersh: tuple[int, int] = (0, 0)
-    dual: tuple[int, int] = (0, 0)
-    desc: tuple[int, int] = (0, 0)
-    steps: int = 0
-    stage: str = ""
 
 
 @dataclass(frozen=True)
@@ -212,9 +172,10 @@ class _Search:
         self.root_dual: tuple[NDArray[np.float64], NDArray[np.intp]] | None = None
         self.dual_on = True
         self.row_steps = 0
-        self.current: list[Node] = []  # the batch being bounded
+        self.current: Node | None = None
         self.dual_tries = 0
         self.dual_wins = 0
+        self.node_mult: tuple[NDArray[np.float64], NDArray[np.intp]] | None = None
         self.node_steps = 0
         self.desc_tries = 0
         self.desc_closed = 0
@@ -392,14 +353,9 @@ class _Search:
                 print(f"root lam {t:.5g}: bound {cache[t][0]:.7g}")
         return cache[lam][0], cache[lam][1], lam
 
-    def bound_node(self, node: Node, job: _Job) -> tuple[float, NDArray[np.float64] | None]:
+    def bound_node(self, node: Node) -> tuple[float, NDArray[np.float64] | None]:
         """The node's bound (never above its parent's) and the leading vector of
-        its (dual) matrix over its features (``None`` when closed early).
-
-        Reads the search's state and writes only ``job`` (what the node
-        found: supports to round, counts, its children's multiplier), so
-        that the nodes of a batch can be bounded at once (:meth:`merge`
-        applies the jobs in the batch's order)."""
+        its (dual) matrix over its features (``None`` when closed early)."""
         k, B = self.k, self.B
         inside, free = node.inside, node.free
         N = node.features
@@ -408,16 +364,20 @@ class _Search:
         level = self.level()
         mask = np.isin(N, inside)
         # 1. variances
-        job.stage = "trace"
+        self.stage = "trace"
         bound = min(bound, _bounds.trace_bound(self.d[inside], self.d[free], r))
         if bound <= level:
             return bound, None
         BN = B[np.ix_(N, N)]
         row_ready = self.root_dual is not None and self.dual_on and self.row_steps > 0
         if self.gersh_on:
-            closed = self.gershgorin_coupling(BN, N, mask, free, r, level, bound, job)
+            closed = self.gershgorin_coupling(BN, N, mask, free, r, level, bound)
             if row_ready:
-                job.gersh = (1, int(closed <= level))
+                self.gersh_tries += 1
+                self.gersh_wins += closed <= level
+                if (self.gersh_tries >= GERSH_TRIAL
+                        and self.gersh_wins < GERSH_KEEP * self.gersh_tries):
+                    self.gersh_on = False
             bound = min(bound, closed)
             if bound <= level:
                 return bound, None
@@ -426,23 +386,25 @@ class _Search:
         v: NDArray[np.float64] | None = None
         spec = math.inf
         if self.spec_on or not row_ready:
-            job.stage = "spectral"
+            self.stage = "spectral"
             nrm = float(np.linalg.norm(BN))
             w, V, tail = _bounds.spectrum(BN, SPECTRUM)
             v = V[:, -1]
             top = float(w[-1]) + N.size * _bounds.EPS * nrm
             spec = min(top, _bounds.spectral_bound(w, V, mask, r, nrm, tail))
             bound = min(bound, spec)
-            job.rounds.append((inside, free, v[~mask]))
+            self.inc.round(inside, free, v[~mask])
+            level = self.level()
             if bound <= level:
                 if row_ready:  # (a node it closed counts for it)
-                    job.spec = (1, 1)
+                    self.spec_tries += 1
+                    self.spec_wins += 1
                 return bound, None
         if m:
             # the Schur complement of the forced block (measured: Eisen1, k = 20,
             # 35 nodes with it at every node, 1,035 up to 3 free slots only,
             # 17,568 without)
-            job.stage = "schur"
+            self.stage = "schur"
             bound = min(bound, _bounds.schur_bound(
                 BN[np.ix_(mask, mask)], BN[np.ix_(mask, ~mask)], self.d[free], r,
                 Bc=BN[np.ix_(~mask, ~mask)], cap=bound))
@@ -455,7 +417,7 @@ class _Search:
         #    for itself and its children (fast_descent, while open).
         if self.root_dual is None or not self.dual_on:
             return bound, v
-        job.stage = "row_norm"
+        self.stage = "row_norm"
         U_src, idx = node.mult[:2] if node.mult is not None else self.root_dual
         before = bound
         pos = np.searchsorted(idx, N)
@@ -466,57 +428,36 @@ class _Search:
             X_in = (node.mult[2][pos].astype(np.float64)
                     if node.mult is not None and len(node.mult) > 2 else None)
             val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in,
-                                                 (U_src, idx, pos), job)
+                                                 (U_src, idx, pos))
             if closed:
                 return min(bound, val), None
         else:
             val, _, vec = _bounds.node_descent(BN, U_in, mask, r, 0, 0.0, SPECTRUM)
         if row_ready and v is not None:
             # the spectrum of the node's own block against the row-norm bound
-            job.spec = (1, int(spec < val))
+            self.spec_tries += 1
+            if spec < val:
+                self.spec_wins += 1
+            if self.spec_tries >= SPEC_TRIAL and self.spec_wins < SPEC_KEEP * self.spec_tries:
+                self.spec_on = False
         # the split follows the row-norm bound's eigenvector even where an
         # earlier bound is lower (measured, the NYT sample's 300 words of
         # largest variance, raw, k = 15, no probing, one process: the proof in
         # 1,725 nodes against no proof in 3,940 nodes, 40 s of CPU, gap 3.0%,
         # with the eigenvector of Sigma_NN there)
         bound = min(bound, val)
-        job.dual = (1, int(before - bound >= DUAL_HELP * (before - level)))
-        if vec is not v:
-            job.rounds.append((inside, free, vec[~mask]))
-        return bound, vec
-
-    def merge(self, job: _Job) -> None:
-        """Apply what a node found (:meth:`bound_node`), in the batch's order:
-        the counts of the work-based rules (which may switch a bound or the
-        descents off for the nodes to come) and the supports to round."""
-        self.stage = job.stage
-        self.node_steps += job.steps
-        self.spec_tries += job.spec[0]
-        self.spec_wins += job.spec[1]
-        if job.spec[0] and self.spec_tries >= SPEC_TRIAL and \
-                self.spec_wins < SPEC_KEEP * self.spec_tries:
-            self.spec_on = False
-        self.gersh_tries += job.gersh[0]
-        self.gersh_wins += job.gersh[1]
-        if job.gersh[0] and self.gersh_tries >= GERSH_TRIAL and \
-                self.gersh_wins < GERSH_KEEP * self.gersh_tries:
-            self.gersh_on = False
-        self.dual_tries += job.dual[0]
-        self.dual_wins += job.dual[1]
-        if job.dual[0] and self.dual_tries >= DUAL_TRIAL and \
-                self.dual_wins < DUAL_KEEP * self.dual_tries:
+        self.dual_tries += 1
+        if before - bound >= DUAL_HELP * (before - level):
+            self.dual_wins += 1
+        if self.dual_tries >= DUAL_TRIAL and self.dual_wins < DUAL_KEEP * self.dual_tries:
             self.dual_on = False  # it rarely lowers a bound here: not worth its cost
-        self.desc_tries += job.desc[0]
-        self.desc_closed += job.desc[1]
-        if job.desc[0] and self.desc_tries >= DESC_TRIAL and \
-                self.desc_closed < DESC_KEEP * self.desc_tries:
-            self.desc_on = False  # they seldom close a node here: not worth their cost
-        for inside, free, v in job.rounds:
-            self.inc.round(inside, free, v)
+        if vec is not v:
+            self.inc.round(inside, free, vec[~mask])
+        return bound, vec
 
     def gershgorin_coupling(self, BN: NDArray[np.float64], N: NDArray[np.intp],
                             mask: NDArray[np.bool_], free: NDArray[np.intp], r: int,
-                            level: float, bound: float, job: _Job) -> float:
+                            level: float, bound: float) -> float:
         """Steps 2 and 3 of :meth:`bound_node`: Gershgorin with the forced rows
         (and on the free block alone, for the coupling), then the forced
         block coupled to the free features, before the node's eigenpairs, as
@@ -527,12 +468,12 @@ class _Search:
         ``bound``)."""
         A = np.abs(BN)
         np.fill_diagonal(A, 0.0)
-        job.stage = "gershgorin"
+        self.stage = "gershgorin"
         gb, beta = _bounds.gershgorin_node(A, self.d[N], mask, self.k)
         bound = min(bound, gb)
         if bound <= level or not mask.any():
             return bound
-        job.stage = "coupling"
+        self.stage = "coupling"
         lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
         beta = min(beta, _bounds.trace_bound(self.d[free][:0], self.d[free], r))
         cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
@@ -542,7 +483,7 @@ class _Search:
                      N: NDArray[np.intp], mask: NDArray[np.bool_], r: int,
                      level: float, X_in: NDArray[np.float64] | None,
                      src: tuple[NDArray[Any], NDArray[np.intp], NDArray[np.intp]],
-                     job: _Job) -> tuple[float, NDArray[np.float64], bool]:
+                     ) -> tuple[float, NDArray[np.float64], bool]:
         """The row-norm bound of a node at its parent's multiplier ``U_in``,
         then, while open, FAST_ITER steps of :func:`_bounds.fast_node_descent`
         from it (Ritz pairs, certified by Cholesky): ``(bound, vector,
@@ -581,15 +522,18 @@ class _Search:
             U_src, idx, pos = src
             X_full = np.zeros((idx.size, X0.shape[1]), dtype=np.float32)
             X_full[pos] = X0
-            job.mult = (U_src, idx, X_full)
+            self.node_mult = (U_src, idx, X_full)
             return val, vec, False
-        job.stage = "descent"
+        self.stage = "descent"
         closed, est, U, X, steps = _bounds.fast_node_descent(
             BN, U_in, mask, r, FAST_ITER, FAST_STEP * ROW_STEP * self.lam, target, X0,
             check=FAST_CHECK, hope=FAST_HOPE)
-        job.steps = steps
-        job.desc = (1, int(closed))
-        job.mult = (U.astype(np.float32), N, X.astype(np.float32))
+        self.node_steps += steps
+        self.desc_tries += 1
+        self.node_mult = (U.astype(np.float32), N, X.astype(np.float32))
+        self.desc_closed += closed
+        if self.desc_tries >= DESC_TRIAL and self.desc_closed < DESC_KEEP * self.desc_tries:
+            self.desc_on = False  # they seldom close a node here: not worth their cost
         if closed:
             return target, X[:, -1], True
         pen = _bounds.row_norm_value(U, mask, r)
@@ -646,60 +590,39 @@ class _Search:
         self.push(np.zeros(0, np.intp), N, self.root_bound, None)
         self.log(force=True)
         status = _limits.STATUS_OPTIMAL
-        workers = _workers()
-        pool = ThreadPoolExecutor(workers) if workers > 1 else None
-        descended = False
         try:
             while self.heap:
                 if self.limit.expired():
                     status = _limits.STATUS_TIME_LIMIT
                     break
-                # the BATCH best open nodes (those not closed by now)
-                self.current = []
-                while self.heap and len(self.current) < BATCH:
-                    node = heapq.heappop(self.heap)
-                    if node.bound <= self.level():
-                        self.close(node.bound)
-                    else:
-                        self.current.append(node)
-                if not self.current:
+                node = heapq.heappop(self.heap)
+                self.current = node
+                if node.bound <= self.level():
+                    self.close(node.bound)
                     continue
-                if self.root_dual is None and self.n_nodes >= DUAL_AFTER:
+                if self.root_dual is None and self.n_nodes == DUAL_AFTER:
                     self.start_dual(N, BN, v)
-                elif not descended and self.n_nodes >= max(ROW_AFTER, DUAL_AFTER + 1):
+                elif self.n_nodes == max(ROW_AFTER, DUAL_AFTER + 1):
                     self.descend()
-                    descended = True
-                self.n_nodes += len(self.current)
+                self.n_nodes += 1
                 self.inc.n_nodes = self.n_nodes
-                jobs = [_Job(node.mult) for node in self.current]
-                if pool is None or len(self.current) == 1:
-                    out = [self.bound_node(node, job)
-                           for node, job in zip(self.current, jobs, strict=True)]
-                else:
-                    futures = [pool.submit(self.bound_node, node, job)
-                               for node, job in zip(self.current, jobs, strict=True)]
-                    out = [f.result() for f in futures]
-                # merged and split in the batch's order: the same nodes, bounds and
-                # log whatever the threads' timing
-                for job in jobs:
-                    self.merge(job)
-                for node, job, (bound, vec) in zip(self.current, jobs, out, strict=True):
-                    if vec is None or bound <= self.level():
-                        self.close(bound)
-                        continue
-                    j = choose_feature(node, node.features, vec)
-                    (i_in, f_in), (i_out, f_out) = children(node, j)
-                    self.push(i_in, f_in, bound, node, job.mult)
-                    self.push(i_out, f_out, bound, node, job.mult)
-                self.current = []
+                self.node_mult = node.mult
+                bound, vec = self.bound_node(node)
+                if vec is None or bound <= self.level():
+                    self.close(bound)
+                    self.log()
+                    continue
+                Nn = node.features
+                j = choose_feature(node, Nn, vec)
+                (i_in, f_in), (i_out, f_out) = children(node, j)
+                self.push(i_in, f_in, bound, node, self.node_mult)
+                self.push(i_out, f_out, bound, node, self.node_mult)
                 self.log()
+                self.current = None
         except KeyboardInterrupt:
             status = _limits.STATUS_INTERRUPTED
-            for node in self.current:  # their bounds still count
-                self.close(node.bound)
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=True)
+            if self.current is not None:  # its bound still counts
+                self.close(self.current.bound)
         if status == _limits.STATUS_OPTIMAL and _rel_gap(self.inc.value, self.upper()) > self.gap:
             status = _limits.STATUS_TIME_LIMIT  # pragma: no cover - cannot happen
         self.log(force=True)
@@ -767,8 +690,7 @@ def branch_and_bound(Sigma: NDArray[np.float64], k: int, *, optimality_gap: floa
         root = np.flatnonzero(keep | np.isin(np.arange(P.size), search.inc.support))
         if (~keep).any():
             search.close(float(fb[~keep].max()))
-        with _blas_threads(root.size):  # (one BLAS thread in each worker)
-            status = search.run(root.astype(np.intp), lam0)
+        status = search.run(root.astype(np.intp), lam0)
     except _Expired:
         status = _limits.STATUS_TIME_LIMIT
     except KeyboardInterrupt:
