@@ -627,17 +627,22 @@ def certify_below(A: NDArray[np.float64], target: float) -> bool:
     return int(info) == 0
 
 
-def _kernel_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
-                 r: int) -> tuple[float, NDArray[np.intp], NDArray[np.intp], int]:
+def _kernel_rows(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int,
+                 hint: NDArray[np.intp] | None = None,
+                 ) -> tuple[float, NDArray[np.intp], NDArray[np.intp], int]:
     """The compiled pass of :func:`row_norm_rows`: ``(penalty, rows, picks,
     rr)``, the penalty without its rounding margin, the penalty's rows and
-    each row's ``rr = min(r, free)`` largest free columns."""
+    each row's ``rr = min(r, free)`` largest free columns.  ``hint``: the
+    ``picks`` of a call with the same ``inside`` and ``r`` (the previous
+    descent step's), which lets the kernel skip most entries."""
     n = U.shape[0]
     fi = np.flatnonzero(~inside)
     rr = min(r, fi.size)
     rho2 = np.empty(n)
     picks = np.empty((n, max(rr, 1)), dtype=np.intp)
-    _descent_fast.row_norm_rows(np.ascontiguousarray(U), inside.view(np.uint8), rr, rho2, picks)
+    use = hint is not None and hint.shape == picks.shape
+    _descent_fast.row_norm_rows(np.ascontiguousarray(U), inside.view(np.uint8), rr, rho2, picks,
+                                hint if use else picks, use)
     sel = inside.copy()
     if rr > 0:
         sel[fi[np.argpartition(rho2[fi], fi.size - rr)[fi.size - rr:]]] = True
@@ -661,13 +666,21 @@ def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
     each with its columns over ``I`` and its ``r`` largest free ones; the
     subgradient there is ``U[rows, cols] / penalty`` (compiled kernel
     :func:`spca.cardinality._descent_fast.row_norm_rows`)."""
+    return _penalty_rows(U, inside, r)[:3]
+
+
+def _penalty_rows(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int,
+                  hint: NDArray[np.intp] | None = None,
+                  ) -> tuple[float, NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """:func:`row_norm_rows` and every row's picks (the ``hint`` of the next
+    call, see :func:`_kernel_rows`)."""
     n = U.shape[0]
     m = int(inside.sum())
-    pen, rows, picks, rr = _kernel_rows(U, inside, r)
+    pen, rows, picks, rr = _kernel_rows(U, inside, r, hint)
     cols = np.hstack([np.broadcast_to(np.flatnonzero(inside), (rows.size, m)),
                       picks[rows, :rr]])
     return (pen * (1.0 + 4 * (n + m + r) * EPS), np.repeat(rows, cols.shape[1]),
-            cols.ravel())
+            cols.ravel(), picks)
 
 
 def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
@@ -700,10 +713,12 @@ def fast_node_descent(S: NDArray[np.float64], U0: NDArray[np.float64],
     X = X0
     best, best_U, best_X = math.inf, U, X0
     mu = 0.0
+    hint = None
     for j in range(iters + 1):
         A = S + U
         w, X = ritz_pairs(A, X, RITZ_DEPTH)
-        pen, ii, jj = row_norm_rows(U, inside, r)
+        # (the previous step's picks let the kernel skip most entries)
+        pen, ii, jj, hint = _penalty_rows(U, inside, r, hint)
         est = float(w[-1]) + pen
         if est < best:
             best, best_U, best_X = est, U, X
