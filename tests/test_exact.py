@@ -595,3 +595,37 @@ def test_row_norm_descent_lowers_the_root_bound_and_stops_at_the_limit():
     assert best * (1 - 1e-12) <= rb < start  # (here 147.14 from 148.38; best 147.00)
     expired = spca._limits.TimeLimit(0.0, start=-math.inf)
     assert _bounds.row_norm_descent(Sigma, U0, k, 50, lam, limit=expired)[0] == start
+
+
+@pytest.mark.parametrize("below_cut", [True, False])
+def test_probing_skips_a_probe_that_could_not_be_probed(monkeypatch, below_cut):
+    """The probing runs the branch and bound at k - 1 only when a bound at
+    k - 1 could cut the search at k AND a bound at k - 2 could cut the one
+    at k - 1 (``feature_bounds`` stubbed per level: every feature kept or
+    none); the proof equals brute force either way."""
+    from spca.cardinality import _prove
+
+    k, p = 6, 20
+    Sigma = random_covariance(77, p, raw=True)
+    calls = []
+    bb = _prove.branch_and_bound
+
+    def spy(S, j, **kwargs):
+        calls.append(j)
+        return bb(S, j, **kwargs)
+
+    def stub(S, j, beta):
+        keep = below_cut or j != k - 1
+        return np.full(S.shape[0], -math.inf if keep else math.inf)
+
+    monkeypatch.setattr(_prove, "branch_and_bound", spy)
+    monkeypatch.setattr(_prove, "feature_bounds", stub)
+    monkeypatch.setattr(_prove, "PROBE_FROM", 0)
+    monkeypatch.setattr(_prove, "PROBE_MARGIN", 1.0)  # the certificate never suffices
+    res = dspca_cardinality(Sigma, k, optimality_gap=GAP, time_limit=30.0)
+    assert res.status == "optimal"
+    assert (k - 1 in calls) == below_cut
+    assert calls[-1] == k
+    best, _ = brute_force(Sigma, k)
+    assert res.explained_variance == pytest.approx(best, rel=GAP)
+    assert res.variance_upper_bound >= best * (1 - 1e-12)

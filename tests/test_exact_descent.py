@@ -107,6 +107,7 @@ def test_row_norm_rows_match_the_numpy_penalty(seed, n, data, ties):
     r = data.draw(st.integers(0, max(f, 0)))
     pen, rows, cols = _bounds.row_norm_rows(U, inside, r)
     assert pen == pytest.approx(_bounds.row_norm_penalty(U, inside, r), rel=1e-12, abs=1e-300)
+    assert _bounds.row_norm_value(U, inside, r) == pen
     ref_pen, G = _bounds.row_norm_subgradient(U, inside, r)
     assert pen == pytest.approx(ref_pen, rel=1e-12, abs=1e-300)
     mine = np.zeros_like(U)
@@ -193,3 +194,56 @@ def test_optimal_claims_with_fast_descents_everywhere(monkeypatch, seed, raw, fa
     Sigma = random_covariance(seed + 300, p, raw)
     for k in (3, 6, 9):
         check_proven(Sigma, k)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("raw", [False, True])
+def test_optimal_claims_with_vectors_handed_down(monkeypatch, seed, raw):
+    """No node descends (the window is empty), so every child starts from
+    its parent's Ritz or LAPACK vectors (certified by Cholesky or no bound),
+    and Gershgorin and the coupling bound are dropped after the root's
+    descent: every "optimal" claim still equals brute force."""
+    monkeypatch.setattr(_search, "DUAL_AFTER", 0)
+    monkeypatch.setattr(_search, "ROW_AFTER", 0)
+    monkeypatch.setattr(_search, "FAST_WINDOW", -1.0)
+    monkeypatch.setattr(_search, "GERSH_TRIAL", 0)
+    p = 14
+    Sigma = random_covariance(seed + 500, p, raw)
+    for k in (3, 6, 9):
+        check_proven(Sigma, k)
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), data=st.data(),
+       ties=st.booleans())
+def test_row_norm_rows_with_a_hint_pick_the_same(seed, n, data, ties):
+    """The kernel floored by the picks of an earlier multiplier (a descent's
+    previous step: ``U`` moved a little, or a lot) picks the same columns
+    and gives the same rows' sums (up to their order) as without it."""
+    from spca.cardinality import _descent_fast
+
+    rng = np.random.default_rng(seed)
+    U = rng.integers(-3, 4, size=(n, n)).astype(float) if ties else rng.standard_normal((n, n))
+    U = (U + U.T) / 2
+    inside = rng.random(n) < data.draw(st.sampled_from([0.0, 0.2, 0.5]))
+    f = int((~inside).sum())
+    r = data.draw(st.integers(0, max(f, 0)))
+    before = U + data.draw(st.sampled_from([0.0, 0.01, 1.0])) * rng.standard_normal((n, n))
+    hint = _bounds._penalty_rows((before + before.T) / 2, inside, r)[3]
+    mine = _bounds._penalty_rows(U, inside, r, hint)
+    ref = _bounds._penalty_rows(U, inside, r)
+    assert mine[0] == pytest.approx(ref[0], rel=1e-12, abs=1e-300)
+    if r:
+        U2 = U * U
+        rows = np.arange(n)[:, None]
+        # the same r largest squares of every row (the same columns, up to ties)
+        np.testing.assert_allclose(np.sort(U2[rows, mine[3][:, :r]], axis=1),
+                                   np.sort(U2[rows, ref[3][:, :r]], axis=1), rtol=0, atol=0)
+        if not ties:
+            assert np.array_equal(np.sort(mine[3][:, :r], axis=1),
+                                  np.sort(ref[3][:, :r], axis=1))
+    if f:  # a hint that is not a free column is refused, not read
+        bad = np.full((n, 1), n, dtype=np.intp)
+        with pytest.raises(ValueError, match="not a free column"):
+            _descent_fast.row_norm_rows(U, inside.view(np.uint8), 1, np.empty(n),
+                                        np.empty((n, 1), dtype=np.intp), bad, True)

@@ -51,20 +51,34 @@ cdef inline void _sift_down(double *val, Py_ssize_t *col, Py_ssize_t size,
 
 
 def row_norm_rows(const double[:, ::1] U, const unsigned char[::1] inside, Py_ssize_t r,
-                  double[::1] rho2, Py_ssize_t[:, ::1] picks):
+                  double[::1] rho2, Py_ssize_t[:, ::1] picks,
+                  const Py_ssize_t[:, ::1] hint, bint use_hint):
     """For every row ``i`` of ``U`` (``n x n``): ``rho2[i]`` (OUT), the sum of
     ``U_ij^2`` over ``inside[j]`` plus the ``r`` largest ``U_ij^2`` over the
     other ``j``, and ``picks[i, :r]`` (OUT) those ``r`` columns (ties: the
-    smaller column first; ``r`` at most the number of free columns)."""
+    smaller column first; ``r`` at most the number of free columns).
+
+    With ``use_hint``, ``hint[i, :r]`` holds ``r`` distinct free columns of
+    row ``i`` (e.g. the picks of the previous descent step): the smallest of
+    their squares is at most the ``r``-th largest, so the entries below it
+    are skipped without entering the heap (the same columns picked)."""
     cdef Py_ssize_t n = U.shape[0], i, j, size
-    cdef double x, s_in, s_top
+    cdef double x, s_in, s_top, low
     cdef double *val
     cdef Py_ssize_t *col
     if U.shape[1] != n or inside.shape[0] != n or rho2.shape[0] != n \
-            or picks.shape[0] != n or picks.shape[1] < r or r < 0:
+            or picks.shape[0] != n or picks.shape[1] < r or r < 0 \
+            or (use_hint and (hint.shape[0] != n or hint.shape[1] < r)):
         raise ValueError(f"row_norm_rows: shapes do not match: U ({U.shape[0]}, "
                          f"{U.shape[1]}), inside ({inside.shape[0]},), r {r}, "
-                         f"picks ({picks.shape[0]}, {picks.shape[1]})")
+                         f"picks ({picks.shape[0]}, {picks.shape[1]}), "
+                         f"hint ({hint.shape[0]}, {hint.shape[1]})")
+    if use_hint:
+        for i in range(n):
+            for j in range(r):
+                if hint[i, j] < 0 or hint[i, j] >= n or inside[hint[i, j]]:
+                    raise ValueError(f"row_norm_rows: hint[{i}, {j}] = {hint[i, j]} "
+                                     f"is not a free column")
     val = <double *> malloc((r + 1) * sizeof(double))
     col = <Py_ssize_t *> malloc((r + 1) * sizeof(Py_ssize_t))
     if val == NULL or col == NULL:
@@ -75,10 +89,19 @@ def row_norm_rows(const double[:, ::1] U, const unsigned char[::1] inside, Py_ss
         for i in range(n):
             s_in = 0.0
             size = 0
+            low = 0.0
+            if use_hint and r > 0:
+                low = U[i, hint[i, 0]] * U[i, hint[i, 0]]
+                for j in range(1, r):
+                    x = U[i, hint[i, j]] * U[i, hint[i, j]]
+                    if x < low:
+                        low = x
             for j in range(n):
                 x = U[i, j] * U[i, j]
                 if inside[j]:
                     s_in = s_in + x
+                elif x < low:
+                    continue  # below the r-th largest: never picked
                 elif size < r:
                     # grow the heap: sift the new entry up
                     val[size] = x

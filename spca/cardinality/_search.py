@@ -65,6 +65,14 @@ ROW_STEP = 1.0
 # after the descent; a work-based rule).
 SPEC_TRIAL = 64
 SPEC_KEEP = 0.05
+# Likewise Gershgorin's bound and the coupling bound (steps 2 and 3 of
+# bound_node, about 1 ms a node at 300 features): skipped for good when, over
+# their first GERSH_TRIAL nodes after the root's descent, they closed fewer
+# than a fraction GERSH_KEEP of them (a work-based rule; measured: the NYT
+# sample's 300 words of largest variance, raw, k = 19: none of 3,244 nodes
+# closed there).
+GERSH_TRIAL = 128
+GERSH_KEEP = 0.01
 # After the root's descent, a node that the row-norm bound with its parent's
 # multiplier leaves open, by at most FAST_WINDOW (relative), lowers that
 # multiplier by up to FAST_ITER subgradient steps of its own
@@ -83,6 +91,12 @@ SPEC_KEEP = 0.05
 # steps at every node within 5% gave 0.59%, 40 steps with the give-up rule
 # proven in 46.8 s against 49.8 s without it (both without the probing).
 FAST_ITER = 40
+# The node descents' step, relative to the root's (ROW_STEP * lam): measured
+# on 74 descents recorded in the search above at k = 19 (the same rules):
+# 24 closed their node in 1,036 steps at 1, 33-34 in 1,122-1,167 at 0.35,
+# 0.5 or 0.7 (33 at 0.25); the larger steps overshoot, the estimate often
+# does not fall in the first 5-10 of them.
+FAST_STEP = 0.5
 FAST_CHECK = 10
 FAST_HOPE = 0.01
 FAST_WINDOW = 0.05
@@ -172,6 +186,9 @@ class _Search:
         self.spec_on = SPEC_TRIAL >= 0
         self.spec_tries = 0
         self.spec_wins = 0
+        self.gersh_on = True
+        self.gersh_tries = 0
+        self.gersh_wins = 0
 
     # -- bookkeeping -------------------------------------------------------------------
     def level(self) -> float:
@@ -352,30 +369,20 @@ class _Search:
         if bound <= level:
             return bound, None
         BN = B[np.ix_(N, N)]
-        # 2. Gershgorin with the forced rows (and on the free block alone, for 3)
-        A = np.abs(BN)
-        np.fill_diagonal(A, 0.0)
-        self.stage = "gershgorin"
-        gb, beta = _bounds.gershgorin_node(A, self.d[N], mask, k)
-        bound = min(bound, gb)
-        if bound <= level:
-            return bound, None
-        # 3. the forced block coupled to the free features: before the node's
-        #    eigenpairs, as it closes most of the nodes it is tried on at a
-        #    fraction of their cost (measured: tissue_gene_expression's 300
-        #    genes of largest variance standardised, k = 20: 3,530 of 4,100
-        #    closed nodes; the eigenpairs took half of the time)
-        if m:
-            self.stage = "coupling"
-            lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
-            beta = min(beta, _bounds.trace_bound(self.d[free][:0], self.d[free], r))
-            cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
-            bound = min(bound, _bounds.coupling_bound(lam_in, cols2, beta, r))
+        row_ready = self.root_dual is not None and self.dual_on and self.row_steps > 0
+        if self.gersh_on:
+            closed = self.gershgorin_coupling(BN, N, mask, free, r, level, bound)
+            if row_ready:
+                self.gersh_tries += 1
+                self.gersh_wins += closed <= level
+                if (self.gersh_tries >= GERSH_TRIAL
+                        and self.gersh_wins < GERSH_KEEP * self.gersh_tries):
+                    self.gersh_on = False
+            bound = min(bound, closed)
             if bound <= level:
                 return bound, None
         # 4. lambda_max of the node, and its spectrum against sparsity (skipped
         #    once the row-norm bound of 5. has shown itself lower, see SPEC_TRIAL)
-        row_ready = self.root_dual is not None and self.dual_on and self.row_steps > 0
         v: NDArray[np.float64] | None = None
         spec = math.inf
         if self.spec_on or not row_ready:
@@ -420,7 +427,8 @@ class _Search:
         if FAST_ITER and self.row_steps:
             X_in = (node.mult[2][pos].astype(np.float64)
                     if node.mult is not None and len(node.mult) > 2 else None)
-            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in)
+            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in,
+                                                 (U_src, idx, pos))
             if closed:
                 return min(bound, val), None
         else:
@@ -447,9 +455,34 @@ class _Search:
             self.inc.round(inside, free, vec[~mask])
         return bound, vec
 
+    def gershgorin_coupling(self, BN: NDArray[np.float64], N: NDArray[np.intp],
+                            mask: NDArray[np.bool_], free: NDArray[np.intp], r: int,
+                            level: float, bound: float) -> float:
+        """Steps 2 and 3 of :meth:`bound_node`: Gershgorin with the forced rows
+        (and on the free block alone, for the coupling), then the forced
+        block coupled to the free features, before the node's eigenpairs, as
+        it closes most of the nodes it is tried on at a fraction of their
+        cost (measured: tissue_gene_expression's 300 genes of largest
+        variance standardised, k = 20: 3,530 of 4,100 closed nodes; the
+        eigenpairs took half of the time).  The lower of the two bounds (or
+        ``bound``)."""
+        A = np.abs(BN)
+        np.fill_diagonal(A, 0.0)
+        self.stage = "gershgorin"
+        gb, beta = _bounds.gershgorin_node(A, self.d[N], mask, self.k)
+        bound = min(bound, gb)
+        if bound <= level or not mask.any():
+            return bound
+        self.stage = "coupling"
+        lam_in = _bounds.lambda_max_upper(BN[np.ix_(mask, mask)])
+        beta = min(beta, _bounds.trace_bound(self.d[free][:0], self.d[free], r))
+        cols2 = (BN[np.ix_(mask, ~mask)] ** 2).sum(axis=0)
+        return min(bound, _bounds.coupling_bound(lam_in, cols2, beta, r))
+
     def fast_descent(self, BN: NDArray[np.float64], U_in: NDArray[np.float64],
                      N: NDArray[np.intp], mask: NDArray[np.bool_], r: int,
                      level: float, X_in: NDArray[np.float64] | None,
+                     src: tuple[NDArray[Any], NDArray[np.intp], NDArray[np.intp]],
                      ) -> tuple[float, NDArray[np.float64], bool]:
         """The row-norm bound of a node at its parent's multiplier ``U_in``,
         then, while open, FAST_ITER steps of :func:`_bounds.fast_node_descent`
@@ -459,9 +492,13 @@ class _Search:
         (``X_in``, rows over ``N``) the starting value is their Ritz estimate
         (certified by Cholesky if it closes the node, else a bound
         ``CERT_SLACK`` above it if one holds, else none: ``inf``); without,
-        LAPACK's ``SPECTRUM`` largest eigenpairs and the spectral bound."""
+        LAPACK's ``SPECTRUM`` largest eigenpairs and the spectral bound.  A
+        node that does not descend passes its Ritz (or LAPACK's) vectors on
+        to its children with the multiplier it was given (``src``: that
+        multiplier, the pool positions of its rows and the node's rows in
+        it), so that no child repeats LAPACK's eigensolve."""
         A = BN + U_in
-        pen = _bounds.row_norm_penalty(U_in, mask, r)
+        pen = _bounds.row_norm_value(U_in, mask, r)
         target = self.target()
         if X_in is not None:
             w, X0 = _bounds.ritz_pairs(A, X_in, _bounds.RITZ_DEPTH)
@@ -482,10 +519,14 @@ class _Search:
             X0 = V[:, -max(1, min(RITZ, A.shape[0] // 3)):]
             start = val
         if not self.desc_on or start > level + FAST_WINDOW * start:
+            U_src, idx, pos = src
+            X_full = np.zeros((idx.size, X0.shape[1]), dtype=np.float32)
+            X_full[pos] = X0
+            self.node_mult = (U_src, idx, X_full)
             return val, vec, False
         self.stage = "descent"
         closed, est, U, X, steps = _bounds.fast_node_descent(
-            BN, U_in, mask, r, FAST_ITER, ROW_STEP * self.lam, target, X0,
+            BN, U_in, mask, r, FAST_ITER, FAST_STEP * ROW_STEP * self.lam, target, X0,
             check=FAST_CHECK, hope=FAST_HOPE)
         self.node_steps += steps
         self.desc_tries += 1
@@ -495,7 +536,7 @@ class _Search:
             self.desc_on = False  # they seldom close a node here: not worth their cost
         if closed:
             return target, X[:, -1], True
-        pen = _bounds.row_norm_penalty(U, mask, r)
+        pen = _bounds.row_norm_value(U, mask, r)
         return min(val, self.certified_above(BN + U, est, pen)), X[:, -1], False
 
     def certified_above(self, A: NDArray[np.float64], est: float, pen: float) -> float:
