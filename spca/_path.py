@@ -530,7 +530,8 @@ class _Solver:
             keep[c] = _block_bound(self._sub(A[lab_a == c]), lam) > floor
         R = A[keep[lab_a]]
         if not best_in_a:
-            R = np.insert(R, int(np.searchsorted(R, W[best])), W[best])
+            at = int(np.searchsorted(R, W[best]))
+            R = np.concatenate((R[:at], W[best:best + 1], R[at:]))
         if R.size > (1.0 - RESTRICT_FRACTION) * m:
             return None, n_comp
         return R, n_comp
