@@ -277,15 +277,20 @@ def diagonal_matrix(d: np.ndarray) -> np.ndarray:
     return out
 
 
-def _inverse(X: np.ndarray) -> np.ndarray:
-    """Inverse of the symmetric positive definite X, C-contiguous."""
-    c, info = sla.lapack.dpotrf(X, lower=False)
+def _inverse(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Inverse of the symmetric positive definite X, C-contiguous.
+
+    ``out`` (an m x m C-contiguous float64 array, e.g. the one of the
+    previous sweep) receives it; a new array by default.  The values are
+    those of ``dpotrf`` / ``dpotri`` on the upper triangle, mirrored (see
+    :func:`spca._bca_fast.spd_inverse`), whatever ``out`` held before.
+    """
+    if out is None:
+        out = np.empty(X.shape)
+    info = _bca_fast.spd_inverse(X, out)
     if info != 0:  # pragma: no cover - the updates keep X positive definite
         raise np.linalg.LinAlgError(f"barrier iterate lost definiteness (potrf info={info})")
-    inv, info = sla.lapack.dpotri(c, lower=False)
-    inv = np.triu(inv)
-    inv = inv + np.triu(inv, 1).T
-    return np.ascontiguousarray(inv)
+    return out
 
 
 # New warm-start features start at 0.1 x the cold diagonal (fewer sweeps than 1e-3 or 1).
@@ -1352,6 +1357,9 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
     work = _bca_fast.Workspace(m, MAX_ACTIVE)
     max_rounds = 50 if opts.qp_finish else 0
     no_inverse = np.empty((0, 0))
+    # (X^-1 of each sweep written over the last one's: one m x m array per
+    # solve, not five temporaries per sweep)
+    inverse = np.empty((m, m)) if opts.qp_finish else no_inverse
     trace = float(np.trace(X))
     cert: Certificate | None = None
     n_passes = n_exact = n_checks = 0
@@ -1370,7 +1378,7 @@ def _sweeps(S, X, M, lam_n, history, opts: _SolveOptions, *, beta_k: float,
             # reading of the clock, one reading per sweep as before)
             sweep -= 1
             break
-        H = _inverse(X) if opts.qp_finish else no_inverse
+        H = _inverse(X, inverse) if opts.qp_finish else no_inverse
         if limited:
             # (the limit's last reading: the sweep's time below is measured
             # between two checks, with no reading of its own)

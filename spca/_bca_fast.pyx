@@ -23,6 +23,7 @@ between sweeps, which both warm-starts the QP and yields a duality bound.
 from libc.math cimport fabs, sqrt, cbrt
 from libc.stdlib cimport free, malloc
 from scipy.linalg.cython_blas cimport daxpy, ddot, dgemv, dger, dtrsv
+from scipy.linalg.cython_lapack cimport dpotrf, dpotri
 
 import numpy as np
 
@@ -587,6 +588,67 @@ def bca_sweep(const double[:, ::1] Sigma, double[:, ::1] X, double[:, ::1] H,
             total += passes
             n_exact += exact
     return trace, total, n_exact
+
+
+def spd_inverse(const double[:, ::1] X, double[:, ::1] out):
+    """``out = X^-1`` for the symmetric positive definite ``X`` (both m x m).
+
+    The arithmetic of ``scipy.linalg.lapack``'s ``dpotrf(X, lower=False)``
+    then ``dpotri`` on the upper triangle, mirrored to a full C-ordered
+    matrix as ``triu(inv) + triu(inv, 1).T`` does (each entry plus a zero),
+    without their temporaries.  Returns LAPACK's ``info`` of the
+    factorisation (0 on success; ``out`` is then undefined otherwise).
+    """
+    cdef int m = <int> X.shape[0], info = 0
+    cdef Py_ssize_t i, j
+    cdef double v
+    cdef char uplo = b'U'
+    if X.shape[1] != m or out.shape[0] != m or out.shape[1] != m:
+        raise ValueError(f"X and out must be square of the same size, got "
+                         f"({X.shape[0]}, {X.shape[1]}) and ({out.shape[0]}, {out.shape[1]})")
+    if m == 0:
+        return 0
+    with nogil:
+        # out holds X in Fortran order: logical entry (i, j) at out[j, i]
+        for i in range(m):
+            for j in range(m):
+                out[j, i] = X[i, j]
+        dpotrf(&uplo, &m, &out[0, 0], &m, &info)
+        if info == 0:
+            dpotri(&uplo, &m, &out[0, 0], &m, &info)
+            info = 0  # (dpotri's info is not checked, as before)
+            # the logical upper triangle (i <= j) sits at out[j, i]
+            for j in range(m):
+                for i in range(j + 1):
+                    v = out[j, i] + 0.0
+                    out[j, i] = v
+                    out[i, j] = v
+    return info
+
+
+def principal_block(const double[:, ::1] A, const Py_ssize_t[::1] idx, double[:, ::1] out):
+    """``out = A[np.ix_(idx, idx)]``: the principal block over ``idx``, read
+    entry by entry (``A.take(idx, 0).take(idx, 1)`` first copies whole rows:
+    100 of a 1,024-column matrix for a 100 x 100 block).
+
+    Raises
+    ------
+    ValueError
+        For a shape mismatch or an index out of range.
+    """
+    cdef Py_ssize_t m = idx.shape[0], n = A.shape[0], i, j
+    cdef const double* row
+    if A.shape[1] != n or out.shape[0] != m or out.shape[1] != m:
+        raise ValueError(f"A must be square and out {m} x {m}, got ({n}, {A.shape[1]}) "
+                         f"and ({out.shape[0]}, {out.shape[1]})")
+    for i in range(m):
+        if idx[i] < 0 or idx[i] >= n:
+            raise ValueError(f"idx[{i}] = {idx[i]} is out of range 0..{n - 1}")
+    with nogil:
+        for i in range(m):
+            row = &A[idx[i], 0]
+            for j in range(m):
+                out[i, j] = row[idx[j]]
 
 
 cdef inline Py_ssize_t _root(Py_ssize_t* parent, Py_ssize_t a) noexcept nogil:

@@ -100,10 +100,11 @@ def bracket_margin(S: np.ndarray, lam: float, Z: np.ndarray,
     mag = max(float(np.max(np.diag(S))), 0.0) + lam
     if x is not None:
         # |x|' |Sigma| |x| + lam ||x||_1^2 over the support of x only
-        nz = np.flatnonzero(x)
+        nz = x.nonzero()[0]
         a = np.abs(x[nz])
         terms = 2 * nz.size + 1
-        size = float(a @ np.abs(S[np.ix_(nz, nz)]) @ a) + lam * float(a.sum()) ** 2
+        # (S[np.ix_(nz, nz)] by its broadcast indices)
+        size = float(a @ np.abs(S[nz[:, None], nz]) @ a) + lam * float(a.sum()) ** 2
     else:
         absZ = np.abs(Z)
         terms = int(np.count_nonzero(Z)) + 1
@@ -275,7 +276,7 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
     seen: set[int] = set()
     worse = 0  # consecutive supports below the best so far
     for theta in SUPPORT_THRESHOLDS:
-        S = np.flatnonzero(a >= theta * vmax)
+        S = (a >= theta * vmax).nonzero()[0]  # (np.flatnonzero without its wrappers)
         if S.size in seen or (S.size > max_support and best_x is not None):
             continue
         if worse >= POLISH_PATIENCE:
@@ -343,8 +344,8 @@ def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
     """The box-feasible ``Sigma + U`` of :func:`rank_one_dual` (``base``, a
     float64 array, is overwritten and returned when ``copy=False`` and it is
     C-contiguous; use the returned matrix)."""
-    S = np.flatnonzero(x)
-    Sc = np.flatnonzero(x == 0)
+    S = x.nonzero()[0]  # (np.flatnonzero of a vector, without its wrappers)
+    Sc = (x == 0).nonzero()[0]
     sigma = np.sign(x[S])
     if base is None:
         D = soft_thresholded(Sigma, lam)
@@ -352,7 +353,10 @@ def rank_one_dual_matrix(Sigma: np.ndarray, lam: float, x: np.ndarray,
         D = base.copy() if copy else base
         if not D.flags.c_contiguous or D.dtype != np.float64:
             D = np.ascontiguousarray(D, dtype=np.float64)
-    D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - lam * np.outer(sigma, sigma)
+    # (D[np.ix_(S, S)] = Sigma[np.ix_(S, S)] - ...: the same broadcast
+    # indices, without np.ix_'s Python overhead)
+    col = S[:, None]
+    D[col, S] = Sigma[col, S] - lam * np.outer(sigma, sigma)
     if Sc.size and S.size:
         # D[Sc, S] = _project_rows(D[Sc, S], x_S, Sigma[Sc, S] -+ lam), and
         # its transpose, in place

@@ -286,7 +286,7 @@ class _Pool:
     def _outside(self, S: NDArray[np.intp]) -> NDArray[np.intp]:
         mask = self.usable.copy()
         mask[S] = False
-        return np.flatnonzero(mask)
+        return mask.nonzero()[0]  # (np.flatnonzero of a vector, without its wrappers)
 
     def _best_addition(self, R: NDArray[np.intp], C: NDArray[np.intp],
                        floor: float, BRC: NDArray[np.float64] | None = None,
@@ -312,7 +312,7 @@ class _Pool:
         top = float(mu[-1])
         lower, bound = _pair_bounds(top, U[:, -1], X, c)
         floor = max(floor, float(lower.max()) * (1.0 - 1e-12))
-        keep = np.flatnonzero(bound > floor)
+        keep = (bound > floor).nonzero()[0]
         if keep.size == 0:
             return -1, floor
         # (the couplings in the eigenbasis of the kept candidates only: one

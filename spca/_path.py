@@ -470,9 +470,12 @@ class _Solver:
         if idx.size == self._block.shape[0]:
             return self._block
         pos = np.searchsorted(self._idx, idx)
-        # (the same copy as self._block[np.ix_(pos, pos)], about 3 times
-        # faster for hundreds of features)
-        return self._block.take(pos, axis=0).take(pos, axis=1)
+        # (the same copy as self._block[np.ix_(pos, pos)], entry by entry:
+        # blocks of 10 / 50 / 120 of the NYT sample's 1,024 candidate words
+        # in 1.2 / 11 / 32 us, against 10.5 / 64 / 126 us by two takes)
+        out = np.empty((pos.size, pos.size))
+        _bca_fast.principal_block(self._block, pos, out)
+        return out
 
     def _relevant(self, lam: float, W: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
         """The features that can hold the solution at ``lam`` and the number of
@@ -504,30 +507,34 @@ class _Solver:
                                              lam, lab_a, excess)
         if n_a == 1 and A.size == m:
             return None, 1
-        pos_a = np.searchsorted(W, A)
-        labels = np.empty(m, dtype=np.intp)
-        alone = np.ones(m, dtype=bool)
-        alone[pos_a] = False
-        labels[pos_a] = lab_a
-        labels[alone] = n_a + np.arange(m - A.size)
         n_comp = n_a + m - A.size
-        dW = d[W]
-        best = int(np.argmax(dW))
-        floor = float(dW[best]) - lam
-        rows = dW - lam
-        rows[pos_a] += excess
-        size = np.bincount(labels, minlength=n_comp)
-        gersh = np.full(n_comp, -np.inf)
-        np.maximum.at(gersh, labels, rows)
-        keep = np.zeros(n_comp, dtype=bool)
-        keep[labels[best]] = True
+        # Only A's blocks can have two or more features: everything below
+        # works over A (a few dozen rows) and the feature of largest
+        # variance, not over all of W (up to 900 of the NYT topics' words).
+        best = int(np.argmax(d[W]))
+        floor = float(d[W[best]]) - lam
+        at = int(np.searchsorted(A, W[best]))
+        best_in_a = at < A.size and A[at] == W[best]
+        # (each row's Gershgorin bound, d_i - lam plus its off-diagonal
+        # excess, and each block's largest)
+        rows = d[A] - lam
+        rows += excess
+        size = np.bincount(lab_a, minlength=n_a)
+        gersh = np.full(n_a, -np.inf)
+        np.maximum.at(gersh, lab_a, rows)
+        keep = np.zeros(n_a, dtype=bool)
+        if best_in_a:
+            keep[lab_a[at]] = True
         # (a relative margin keeps a block whose bound ties with floor)
         for c in np.flatnonzero((size > 1) & (gersh > floor - 1e-12 * abs(floor)) & ~keep):
-            keep[c] = _block_bound(self._sub(W[labels == c]), lam) > floor
-        R = np.flatnonzero(keep[labels])
+            keep[c] = _block_bound(self._sub(A[lab_a == c]), lam) > floor
+        R = A[keep[lab_a]]
+        if not best_in_a:
+            at = int(np.searchsorted(R, W[best]))
+            R = np.concatenate((R[:at], W[best:best + 1], R[at:]))
         if R.size > (1.0 - RESTRICT_FRACTION) * m:
             return None, n_comp
-        return W[R], n_comp
+        return R, n_comp
 
     def _warm_start(self, lam: float, W: NDArray[np.intp], G: NDArray[np.intp],
                     inherited: bool = False) -> tuple[Any, NDArray[np.float64]]:

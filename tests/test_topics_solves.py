@@ -269,3 +269,112 @@ def test_relevant_shortcut_taken_on_the_topics(monkeypatch):
     assert all(R is not None and R.size == 1 for R, _ in seen)
     assert [t.words for t in res.topics][0] == ["company", "percent", "market", "business",
                                                 "price"]
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_relevant_features_with_isolated_features_match_the_solver_rule(data):
+    """_Solver._relevant works over the rows with an edge and the feature of
+    largest variance only: on covariances of coupled blocks among many
+    features without an edge (the NYT case, the largest variance either
+    inside a block or alone), it gives spca._bca's features and block count."""
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    blocks = data.draw(st.lists(st.integers(2, 5), min_size=1, max_size=3))
+    alone = data.draw(st.integers(0, 25))
+    S = _split_covariance(seed, blocks=tuple(blocks) + (1,) * alone)
+    n = S.shape[0]
+    perm = rng.permutation(n)
+    S = S[np.ix_(perm, perm)]
+    d = np.diag(S)
+    if data.draw(st.booleans()):
+        # the largest variance on a feature without an edge (if there is one)
+        single = [i for i in range(n) if not np.any(np.delete(S[i], i))]
+        if single:
+            S[single[0], single[0]] = 1.5 * float(d.max())
+            d = np.diag(S)
+    off = np.abs(S - np.diag(d)).max()
+    lam = data.draw(st.floats(0.05, 0.999)) * float(min(off, d.max()))
+    solver = _path._Solver(_MatrixCovariance(S), max_sweeps=50,
+                           options=_path._solver_options(5, 1e-3, True), verbose=False)
+    W, R, n_blocks = solver.plan(lam)
+    R_ref, n_ref = _relevant_reference(S, lam, W)
+    assert n_blocks == n_ref
+    if R_ref is None:
+        assert R is None
+    else:
+        np.testing.assert_array_equal(R, R_ref)
+        assert R.dtype == np.intp
+
+
+# -- the barrier iterate's inverse, written into one array per solve -----------------
+
+
+def _inverse_reference(X):
+    """The inverse as spca._bca._inverse formed it before (SciPy's LAPACK
+    wrappers, the upper triangle mirrored)."""
+    import scipy.linalg as sla
+
+    c, info = sla.lapack.dpotrf(X, lower=False)
+    assert info == 0
+    inv, _ = sla.lapack.dpotri(c, lower=False)
+    inv = np.triu(inv)
+    inv = inv + np.triu(inv, 1).T
+    return np.ascontiguousarray(inv)
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_inverse_into_a_reused_array_is_bitwise_the_fresh_one(data):
+    """spca._bca._inverse gives the bits of the LAPACK-wrapper form, fresh or
+    written over an array holding anything (an earlier inverse, NaN), for an
+    X whose two triangles differ by rounding."""
+    from spca import _bca
+
+    m = data.draw(st.integers(1, 40))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    A = rng.standard_normal((m, m + 3))
+    X = A @ A.T / (m + 3) + 1e-3 * np.eye(m)
+    if m > 1 and data.draw(st.booleans()):
+        X[0, m - 1] = np.nextafter(X[0, m - 1], np.inf)  # (not exactly symmetric)
+    X_before = X.copy()
+    ref = _inverse_reference(X)
+    fresh = _bca._inverse(X)
+    buf = np.full((m, m), np.nan) if data.draw(st.booleans()) else _bca._inverse(X + np.eye(m))
+    reused = _bca._inverse(X, buf)
+    assert reused is buf and fresh.flags.c_contiguous
+    for out in (fresh, reused):
+        assert np.array_equal(out.view(np.int64), ref.view(np.int64))
+    assert np.array_equal(X, X_before)
+
+
+def test_inverse_kernel_refuses_mismatched_shapes():
+    from spca import _bca_fast
+
+    with pytest.raises(ValueError, match=r"square of the same size, got \(3, 3\) and \(2, 2\)"):
+        _bca_fast.spd_inverse(np.eye(3), np.empty((2, 2)))
+    assert _bca_fast.spd_inverse(np.eye(2) - 2.0, np.empty((2, 2))) != 0  # not PD: info
+
+
+@given(st.data())
+@settings(max_examples=40, deadline=None)
+def test_principal_block_kernel_is_the_fancy_index_copy(data):
+    """The solver's blocks (_Solver._sub) are A[np.ix_(idx, idx)] exactly."""
+    from spca import _bca_fast
+
+    n = data.draw(st.integers(1, 30))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    A = rng.standard_normal((n, n))
+    idx = np.sort(rng.choice(n, data.draw(st.integers(0, n)), replace=False)).astype(np.intp)
+    out = np.full((idx.size, idx.size), np.nan)
+    _bca_fast.principal_block(A, idx, out)
+    assert np.array_equal(out, A[np.ix_(idx, idx)])
+
+
+def test_principal_block_kernel_refuses_bad_input():
+    from spca import _bca_fast
+
+    with pytest.raises(ValueError, match=r"idx\[1\] = 3 is out of range 0..2"):
+        _bca_fast.principal_block(np.eye(3), np.array([0, 3], dtype=np.intp), np.empty((2, 2)))
+    with pytest.raises(ValueError, match="out 2 x 2"):
+        _bca_fast.principal_block(np.eye(3), np.array([0, 1], dtype=np.intp), np.empty((3, 3)))
