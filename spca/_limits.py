@@ -162,6 +162,20 @@ class TimeLimit:
             return TimeLimit(None)
         return TimeLimit(min(max(fraction, 0.0), 1.0) * self.remaining())
 
+    def stretched(self, aim: float) -> TimeLimit:
+        """This limit with its deadline at ``aim`` of its ``seconds`` from its
+        start when that is later (no clock read): for a last step that checks
+        the limit often and does little after its last check, such as the
+        branch and bound, which checks at every node, where :meth:`caller`
+        planned to ``AIM`` for the calls that do more after it.  Itself
+        without a limit, and for a limit whose deadline is already later."""
+        if self.seconds is None or self.start + aim * self.seconds <= self.deadline:
+            return self
+        out = TimeLimit(self.seconds, start=self.start)
+        out.deadline = self.start + aim * self.seconds
+        out.last = self.last
+        return out
+
     def before(self, seconds: float) -> TimeLimit:
         """A limit ending ``seconds`` before this one's deadline (not before
         now; this one itself without a limit or for ``seconds <= 0``): a

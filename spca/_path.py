@@ -65,7 +65,7 @@ from ._limits import (
 )
 from ._validation import check_bool, check_int, check_positive, check_psd, check_tol
 from ._variance import _Covariance, _MatrixCovariance, offdiag_rowmax
-from .cardinality._prove import check_proof_options, prove
+from .cardinality._prove import PROOF_AIM, check_proof_options, prove
 
 __all__ = ["CardinalityPath", "CardinalityResult", "LamTrial", "cardinality_path",
            "dspca_cardinality"]
@@ -2820,7 +2820,8 @@ def dspca_cardinality(
     time_limit : float, optional
         Seconds, counted from the call; the work is planned to 80% of them
         (the rest is kept for what follows the last check of the limit and
-        for a busy machine): the search returns by then (plus
+        for a busy machine; the proof of ``optimality_gap``, which checks
+        the limit at every node, to 95%): the search returns by then (plus
         about one eigensolve of the covariance: the answer without a solve
         comes first) with ``k`` nonzero loadings, the best certified bound so
         far and ``status="time_limit"`` if the limit ended it.  The starts
@@ -3013,7 +3014,9 @@ def dspca_cardinality(
     if optimality_gap is not None and res.status not in (STATUS_TIME_LIMIT,
                                                          STATUS_INTERRUPTED):
         # the proof goes on from the answer, within the time left
-        res = prove(res, cov, optimality_gap, limit, verbose, search=dspca_cardinality)
+        # (planned to PROOF_AIM of the limit: nothing but the answer follows)
+        res = prove(res, cov, optimality_gap, limit.stretched(PROOF_AIM), verbose,
+                    search=dspca_cardinality)
     _warn_unfinished([("the search", res)], optimality_gap, stacklevel=3)
     return res
 

@@ -120,3 +120,59 @@ def test_a_callers_limit_plans_to_aim_of_it(stub):
     assert child.deadline == pytest.approx(stub.now + _limits.AIM * 10.0)
     free = TimeLimit.caller(None)
     assert not free.limited and free.budget == math.inf
+
+
+def test_a_stretched_limit_moves_only_the_deadline(stub):
+    # a last step planned to more of the caller's seconds than AIM: the same
+    # start and seconds, a later deadline, never an earlier one
+    limit = TimeLimit.caller(10.0)
+    stub.now += 3.0
+    reads = []
+    real = _limits.clock
+
+    def counting():
+        reads.append(1)
+        return real()
+
+    _limits.clock = counting
+    try:
+        longer = limit.stretched(0.95)
+    finally:
+        _limits.clock = real
+    assert not reads  # (no clock read)
+    assert longer.start == limit.start and longer.seconds == 10.0
+    assert longer.deadline == pytest.approx(limit.start + 9.5)
+    assert longer.remaining() == pytest.approx(6.5)
+    assert limit.deadline == pytest.approx(limit.start + _limits.AIM * 10.0)  # unchanged
+    assert limit.stretched(0.5) is limit  # (never earlier)
+    plain = TimeLimit(10.0)
+    assert plain.stretched(0.95) is plain  # (its deadline is already later)
+    free = TimeLimit.caller(None)
+    assert free.stretched(0.95) is free
+
+
+def test_the_proof_plans_to_proof_aim(stub, monkeypatch):
+    # dspca_cardinality's branch and bound gets PROOF_AIM of the caller's
+    # limit from the call's start; the heuristic search before it AIM
+    import numpy as np
+
+    import spca
+    from spca.cardinality import _prove
+
+    seen = []
+    real = _prove.branch_and_bound
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["time_limit"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_prove, "branch_and_bound", spy)
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((30, 12))
+    S = A.T @ A / 30
+    start = stub.now
+    res = spca.dspca_cardinality(S, 4, optimality_gap=1e-4, time_limit=10.0)
+    assert res.status == "optimal"
+    assert len(seen) == 1
+    assert 0.8 < _prove.PROOF_AIM < 1.0 and _limits.AIM < _prove.PROOF_AIM
+    assert seen[0].deadline == pytest.approx(start + _prove.PROOF_AIM * 10.0)
