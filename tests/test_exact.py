@@ -629,3 +629,26 @@ def test_probing_skips_a_probe_that_could_not_be_probed(monkeypatch, below_cut):
     best, _ = brute_force(Sigma, k)
     assert res.explained_variance == pytest.approx(best, rel=GAP)
     assert res.variance_upper_bound >= best * (1 - 1e-12)
+
+
+def test_the_proof_runs_on_one_blas_thread(monkeypatch):
+    # every node of the proof (and its probing) runs inside the one-thread
+    # BLAS limit of the relaxation's solves, with the limit in force
+    from threadpoolctl import threadpool_info
+
+    from spca.cardinality import _prove
+
+    seen = []
+    real = _prove.branch_and_bound
+
+    def spy(*args, **kwargs):
+        seen.append([p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_prove, "branch_and_bound", spy)
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((40, 14))
+    S = A.T @ A / 40
+    res = dspca_cardinality(S, 4, optimality_gap=1e-4, time_limit=30.0)
+    assert res.status == "optimal"
+    assert seen and all(threads and max(threads) == 1 for threads in seen)
