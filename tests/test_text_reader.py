@@ -578,3 +578,27 @@ def test_bundled_sample_is_remembered_as_checked_and_equals_a_checked_copy():
     a, b = word_statistics(corpus), word_statistics(fresh)
     np.testing.assert_array_equal(a.variance, b.variance)
     np.testing.assert_array_equal(a.document_frequency, b.document_frequency)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (-1.0, "non-negative"), (np.nan, "finite"), (np.inf, "finite"), (-np.inf, "finite")])
+def test_matrix_bad_values_give_the_same_errors(bad, message):
+    from spca.text import word_statistics
+
+    X = _tiny_corpus().counts.copy()
+    X.data[3] = bad
+    with pytest.raises(ValueError, match=f"sparse matrix: values must be {message}"):
+        word_statistics(X)
+
+
+def test_zeros_made_in_place_in_a_remembered_corpus_are_still_dropped():
+    from spca.text import word_statistics
+    from spca.text._source import open_source
+
+    corpus = _tiny_corpus()
+    before = word_statistics(corpus, "binary")
+    np.testing.assert_array_equal(before.document_frequency, [1, 1, 2, 1])
+    corpus.counts.data[1] = 0.0  # (in place: the checks are not repeated)
+    assert open_source(corpus)._checked is not None
+    stats = word_statistics(corpus, "binary")
+    np.testing.assert_array_equal(stats.document_frequency, [1, 1, 1, 1])
