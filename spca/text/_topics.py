@@ -351,7 +351,10 @@ def sparse_topics(
         )
     N = min(max(n_candidates, cardinality), positive, max_candidates)
     late = False
-    if limit.limited and limit.remaining() < LATE_PASS * limit.elapsed():
+    # (the time of the checks and the first pass: a larger candidate round
+    # is not started with less than LATE_PASS times it left, see below)
+    spent = 0.0
+    if limit.limited and limit.remaining() < LATE_PASS * (spent := limit.elapsed()):
         # (the first pass used up the limit, or most of it: the covariance
         # of only the words the answers without a search need,
         # LATE_CANDIDATES per word of every component; the bounds still
@@ -406,9 +409,13 @@ def sparse_topics(
         short = len(comps.components) < n_components  # deflation ran out of candidates
         if left_out <= lam_min and not short:
             break
-        if limit.expired():
-            # no time for a larger round: this round's topics stand (their
-            # certified ratios hold for the whole vocabulary, see above)
+        if limit.expired() or (limit.limited and limit.remaining() < LATE_PASS * spent):
+            # no time for a larger round (its pass is not cut short by the
+            # limit: with less than LATE_PASS first passes left it would end
+            # past it, e.g. a second round of 800 words on the NYT sample
+            # after a late one, 66 ms at time_limit=0.05): this round's
+            # topics stand (their certified ratios hold for the whole
+            # vocabulary, see above)
             status_cut = STATUS_TIME_LIMIT
             warnings.warn(
                 f"time_limit: no time left for a larger candidate round ({N} candidate "
