@@ -2086,3 +2086,29 @@ def test_topics_start_no_larger_round_without_LATE_PASS_first_passes_left(
         assert len(topic.words) == 3
         assert topic.explained_variance <= topic.variance_upper_bound * (1 + 1e-12)
         assert topic.certified_ratio <= 1.0
+
+
+@pytest.mark.parametrize("solver_first", [False, True])
+def test_late_round_and_solver_share_one_thread_controller(monkeypatch, solver_first):
+    # one threadpoolctl controller per process for the late round's OpenMP
+    # limit and the solver's BLAS limit (made after the pass-2 kernel's
+    # OpenMP runtime is loaded, so it sees both)
+    from spca import _bca
+    from spca.text import _cooccur, _topics  # noqa: F401  (the OpenMP runtime)
+
+    monkeypatch.setattr(_topics, "_openmp", None)
+    monkeypatch.setattr(_bca, "_controller", None)
+    if solver_first:
+        with _bca._blas_threads(3):
+            pass
+        made = _bca._controller
+        assert made is not None
+    with _topics._one_openmp_thread():
+        pass
+    assert _topics._openmp is _bca._controller
+    if solver_first:
+        assert _topics._openmp is made
+    assert _topics._openmp.select(user_api="openmp").lib_controllers
+    with _bca._blas_threads(3):
+        pass
+    assert _topics._openmp is _bca._controller
