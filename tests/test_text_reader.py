@@ -461,3 +461,144 @@ def test_an_in_memory_source_asked_to_keeps_its_chunks_for_the_next_pass(monkeyp
     src.keep_chunks = True
     first = list(src.chunks(16))
     assert not any(a is b for a, b in zip(first, src.chunks(16), strict=True))
+
+
+# --- a Corpus's checks are remembered for its arrays (issue 27, time limits) ---
+
+
+def _tiny_corpus(data=(1.0, 2.0, 3.0, 1.0, 4.0)):
+    from spca.text import Corpus
+
+    X = sp.csr_array((np.array(data), np.array([0, 2, 1, 2, 3]), np.array([0, 2, 3, 5])),
+                     shape=(3, 4))
+    return Corpus(counts=X, name="tiny")
+
+
+def _chunks_of(src) -> list[tuple[int, int, list, list, list]]:
+    return [(c.row_start, c.row_stop, c.doc.tolist(), c.word.tolist(), c.count.tolist())
+            for c in src.chunks(2)]
+
+
+def test_corpus_checks_are_remembered_for_its_arrays_and_give_the_same_chunks():
+    from spca.text._readers import _CHECKED
+    from spca.text._source import open_source
+
+    corpus = _tiny_corpus()
+    before = dict(vars(corpus))
+    first = open_source(corpus)
+    assert first._checked is None
+    chunks = _chunks_of(first)
+    assert corpus in _CHECKED
+    second = open_source(corpus)
+    assert second._checked is not None
+    assert _chunks_of(second) == chunks
+    # nothing was added to the caller's object
+    assert vars(corpus) == before
+    # a matrix (not a Corpus) is checked on every call
+    assert open_source(corpus.counts)._checked is None
+
+
+def test_corpus_with_explicit_zeros_still_drops_them_once_remembered():
+    from spca.text._source import open_source
+
+    corpus = _tiny_corpus((1.0, 0.0, 3.0, 1.0, 4.0))
+    chunks = _chunks_of(open_source(corpus))
+    assert 2 not in [w for c in chunks[:1] for w in c[3]]
+    again = open_source(corpus)
+    assert again._checked is not None and again._checked.zeros
+    assert _chunks_of(again) == chunks
+
+
+@pytest.mark.parametrize("bad, message", [(-1.0, "non-negative"), (np.nan, "finite")])
+def test_corpus_whose_arrays_are_replaced_is_checked_again(bad, message):
+    from spca.text import word_statistics
+
+    corpus = _tiny_corpus()
+    word_statistics(corpus)  # checked and remembered
+    data = corpus.counts.data.copy()
+    data[1] = bad
+    corpus.counts.data = data  # new arrays: not the ones checked
+    with pytest.raises(ValueError, match=message):
+        word_statistics(corpus)
+
+
+def test_corpus_that_fails_a_check_is_not_remembered():
+    from spca.text import word_statistics
+    from spca.text._readers import _CHECKED
+
+    corpus = _tiny_corpus((1.0, -2.0, 3.0, 1.0, 4.0))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="non-negative"):
+            word_statistics(corpus)
+    assert corpus not in _CHECKED
+
+
+def test_non_canonical_corpus_is_checked_on_every_call():
+    from spca.text import word_statistics
+    from spca.text._readers import _CHECKED
+    from spca.text._source import open_source
+
+    X = sp.csr_array((np.array([1.0, 1.0, 2.0]), np.array([1, 1, 0]), np.array([0, 2, 3])),
+                     shape=(2, 2))
+    X.has_canonical_format = False
+    from spca.text import Corpus
+
+    corpus = Corpus(counts=X)
+    stats = word_statistics(corpus)
+    assert corpus not in _CHECKED  # (the pass read a canonical copy, not its arrays)
+    assert open_source(corpus)._checked is None
+    np.testing.assert_array_equal(stats.mean, [1.0, 1.0])
+    np.testing.assert_array_equal(X.data, [1.0, 1.0, 2.0])  # the caller's arrays as given
+
+
+def test_topics_of_a_remembered_corpus_equal_those_of_its_matrix():
+    from spca.text import sparse_topics
+
+    rng = np.random.default_rng(3)
+    X = sp.random(60, 30, density=0.3, random_state=rng, format="csr") * 5
+    X = sp.csr_array(np.round(X.toarray()))
+    from spca.text import Corpus
+
+    corpus = Corpus(counts=X)
+    expect = sparse_topics(X, n_components=2, cardinality=3)
+    for _ in range(2):  # the second call skips the checks
+        got = sparse_topics(corpus, n_components=2, cardinality=3)
+        assert [t.as_dict() for t in got.topics] == [t.as_dict() for t in expect.topics]
+
+
+def test_bundled_sample_is_remembered_as_checked_and_equals_a_checked_copy():
+    from spca.datasets import load_nytimes_sample
+    from spca.text import Corpus, word_statistics
+    from spca.text._source import open_source
+
+    corpus = load_nytimes_sample()
+    assert open_source(corpus)._checked is not None
+    fresh = Corpus(counts=corpus.counts.copy())
+    assert open_source(fresh)._checked is None
+    a, b = word_statistics(corpus), word_statistics(fresh)
+    np.testing.assert_array_equal(a.variance, b.variance)
+    np.testing.assert_array_equal(a.document_frequency, b.document_frequency)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (-1.0, "non-negative"), (np.nan, "finite"), (np.inf, "finite"), (-np.inf, "finite")])
+def test_matrix_bad_values_give_the_same_errors(bad, message):
+    from spca.text import word_statistics
+
+    X = _tiny_corpus().counts.copy()
+    X.data[3] = bad
+    with pytest.raises(ValueError, match=f"sparse matrix: values must be {message}"):
+        word_statistics(X)
+
+
+def test_zeros_made_in_place_in_a_remembered_corpus_are_still_dropped():
+    from spca.text import word_statistics
+    from spca.text._source import open_source
+
+    corpus = _tiny_corpus()
+    before = word_statistics(corpus, "binary")
+    np.testing.assert_array_equal(before.document_frequency, [1, 1, 2, 1])
+    corpus.counts.data[1] = 0.0  # (in place: the checks are not repeated)
+    assert open_source(corpus)._checked is not None
+    stats = word_statistics(corpus, "binary")
+    np.testing.assert_array_equal(stats.document_frequency, [1, 1, 1, 1])

@@ -2027,3 +2027,88 @@ def test_fit_under_a_limit_refuses_non_finite_data_uncentred_or_scaled(bad, cent
                            time_limit=time_limit).fit(X)
         errors.append(str(got.value))
     assert errors[0] == errors[1] and ("NaN" in errors[0] or "infinity" in errors[0])
+
+
+class _PhaseClock:
+    """A stub clock that only moves when a phase says so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("pass2_ticks, larger", [(10.0, False), (1.0, True)])
+def test_topics_start_no_larger_round_without_LATE_PASS_first_passes_left(
+        monkeypatch, pass2_ticks, larger):
+    # pass 1 takes 1 of the 24 planned (AIM of 30): no late round; the first
+    # round's pass 2 takes pass2_ticks. With less than LATE_PASS = 15 first
+    # passes left (13 after 10 ticks, 22 after 1) the enlarged
+    # round (whose pass the limit cannot cut short) is not started: the
+    # first round's topics stand, status time_limit; with more, it is.
+    from spca.text import _topics, sparse_topics
+
+    rng = np.random.default_rng(21)
+    counts = sp.csr_array(rng.poisson(1.0, (120, 60)).astype(float))
+    clock = _PhaseClock()
+    monkeypatch.setattr(_limits, "clock", clock)
+    real_stats, real_cov = _topics.word_statistics, _topics.candidate_covariance
+
+    def stats(*args, **kwargs):
+        out = real_stats(*args, **kwargs)
+        clock.now += 1.0
+        return out
+
+    sizes = []
+
+    def cov(src, words, *args, **kwargs):
+        sizes.append(len(words))
+        out = real_cov(src, words, *args, **kwargs)
+        clock.now += pass2_ticks
+        return out
+
+    monkeypatch.setattr(_topics, "word_statistics", stats)
+    monkeypatch.setattr(_topics, "candidate_covariance", cov)
+    assert _topics.LATE_PASS == 15.0 and _limits.AIM == 0.8
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = sparse_topics(counts, n_components=2, cardinality=3, n_candidates=3,
+                            time_limit=30.0)
+    assert sizes[0] == 3
+    if larger:
+        assert res.candidate_rounds >= 2 and len(sizes) >= 2 and sizes[1] > 3
+        return
+    assert res.candidate_rounds == 1 and sizes == [3]
+    assert res.status == "time_limit"
+    assert any("no time left for a larger candidate round" in str(w.message) for w in caught)
+    for topic in res.topics:
+        assert len(topic.words) == 3
+        assert topic.explained_variance <= topic.variance_upper_bound * (1 + 1e-12)
+        assert topic.certified_ratio <= 1.0
+
+
+@pytest.mark.parametrize("solver_first", [False, True])
+def test_late_round_and_solver_share_one_thread_controller(monkeypatch, solver_first):
+    # one threadpoolctl controller per process for the late round's OpenMP
+    # limit and the solver's BLAS limit (made after the pass-2 kernel's
+    # OpenMP runtime is loaded, so it sees both)
+    from spca import _bca
+    from spca.text import _cooccur, _topics  # noqa: F401  (the OpenMP runtime)
+
+    monkeypatch.setattr(_topics, "_openmp", None)
+    monkeypatch.setattr(_bca, "_controller", None)
+    if solver_first:
+        with _bca._blas_threads(3):
+            pass
+        made = _bca._controller
+        assert made is not None
+    with _topics._one_openmp_thread():
+        pass
+    assert _topics._openmp is _bca._controller
+    if solver_first:
+        assert _topics._openmp is made
+    assert _topics._openmp.select(user_api="openmp").lib_controllers
+    with _bca._blas_threads(3):
+        pass
+    assert _topics._openmp is _bca._controller

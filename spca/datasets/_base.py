@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..text._corpus import Corpus
+from ..text._readers import _CHECKED, _Checked
 from ..text._uci import load_uci_bow, read_uci_vocabulary
 
 __all__ = ["Pitprops", "data_path", "load_nytimes_sample", "load_pitprops", "load_reuters_sample"]
@@ -105,12 +106,17 @@ def load_nytimes_sample() -> Corpus:
         n_docs, n_words = (int(v) for v in z["shape"])
         indptr = z["indptr"].astype(np.int32)
         indices = z["indices"].astype(np.int32)
-        data = z["counts"].astype(np.float64)
+        small = z["counts"]
+        data = small.astype(np.float64)
     counts = sp.csr_array((data, indices, indptr), shape=(n_docs, n_words))
     counts.has_sorted_indices = True
     counts.has_canonical_format = True
-    return Corpus(counts=counts, vocabulary=read_uci_vocabulary(vocab, n_words),
-                  name="nytimes-sample", docword_path=docword, vocab_path=vocab)
+    corpus = Corpus(counts=counts, vocabulary=read_uci_vocabulary(vocab, n_words),
+                    name="nytimes-sample", docword_path=docword, vocab_path=vocab)
+    # (whole counts from uint8, canonical as written: the readers need not
+    # check them again, see spca.text._readers._CHECKED)
+    _CHECKED[corpus] = _Checked(counts, zeros=not small.all())
+    return corpus
 
 
 def _write_compact(corpus: Corpus, path: Path) -> None:

@@ -33,7 +33,11 @@ class Corpus:
     -----
     The dataclass is frozen (its fields cannot be rebound) but the arrays are
     ordinary mutable numpy/scipy objects; do not modify them in place if the
-    corpus is shared.
+    corpus is shared.  Once a whole pass has found ``counts`` canonical,
+    finite and non-negative, the readers remember it for those arrays (by
+    identity, without touching the corpus) and do not check them again:
+    values changed in place are not re-checked, new arrays
+    (``counts.data = ...``, or a new Corpus) are.
     """
 
     counts: sp.csr_array

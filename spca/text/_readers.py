@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,15 +77,24 @@ _KEEP_RECORDS = 1 << 24
 
 
 class _SparseSource(_Source):
-    def __init__(self, matrix: Any, label: str = "sparse matrix") -> None:
-        X = sp.csr_array(matrix)
+    def __init__(self, matrix: Any, label: str = "sparse matrix", owner: Any = None) -> None:
+        # (a csr_array as it is, in its own arrays: read only here)
+        X = matrix if type(matrix) is sp.csr_array else sp.csr_array(matrix)
         if X.ndim != 2:
             raise ValueError(f"expected a 2-D sparse matrix, got shape {X.shape}")
-        if not X.has_canonical_format:
-            X = X.copy()  # never modify the caller's arrays
-            X.sum_duplicates()
-        if X.shape[0] == 0 or X.shape[1] == 0 or not X.data.any():
-            raise ValueError(f"{label}: empty corpus (shape {X.shape}, no nonzero value)")
+        # (a Corpus whose counts a whole pass has checked before, the same
+        # arrays: the checks below and in _chunks are not repeated)
+        self._owner = owner
+        checked = _CHECKED.get(owner) if owner is not None else None
+        if checked is not None and not checked.same(matrix):
+            checked = None
+        self._checked = checked
+        if checked is None:
+            if not X.has_canonical_format:
+                X = X.copy()  # never modify the caller's arrays
+                X.sum_duplicates()
+            if X.shape[0] == 0 or X.shape[1] == 0 or not X.data.any():
+                raise ValueError(f"{label}: empty corpus (shape {X.shape}, no nonzero value)")
         self.X = X
         self.label = label
         self.n_docs, self.n_words = (int(s) for s in X.shape)
@@ -103,16 +113,27 @@ class _SparseSource(_Source):
             return
         keep = self.keep_chunks and self.nnz <= _KEEP_RECORDS
         made = []
-        for chunk in self._chunks(chunk_size):
+        zeros = False
+        for chunk, dropped in self._chunks(chunk_size):
+            zeros = zeros or dropped
             if keep:
                 made.append(chunk)
             yield chunk
         if keep:
             self._kept = (chunk_size, made)
+        owner = self._owner
+        if owner is not None and self._checked is None:
+            counts, X = owner.counts, self.X
+            if (X.data is counts.data and X.indices is counts.indices
+                    and X.indptr is counts.indptr):
+                # (every record was checked, in the Corpus's own arrays:
+                # remembered for them)
+                self._checked = _CHECKED[owner] = _Checked(counts, zeros)
 
-    def _chunks(self, chunk_size: int) -> Iterator[DocumentChunk]:
+    def _chunks(self, chunk_size: int) -> Iterator[tuple[DocumentChunk, bool]]:
         X = self.X
         indptr = X.indptr
+        checked = self._checked
         row = 0
         while row < self.n_docs:
             stop = int(np.searchsorted(indptr, indptr[row] + chunk_size, side="right")) - 1
@@ -121,15 +142,50 @@ class _SparseSource(_Source):
             doc = np.repeat(np.arange(row, stop, dtype=np.int64), np.diff(indptr[row:stop + 1]))
             word = X.indices[lo:hi]
             count = X.data[lo:hi]
-            if not np.all(np.isfinite(count)):
-                raise ValueError(f"{self.label}: values must be finite")
-            if np.any(count < 0):
-                raise ValueError(f"{self.label}: values must be non-negative (word counts)")
-            keep = count != 0
-            if not keep.all():
+            # (two reductions instead of three scans: a NaN propagates
+            # through both, and non-negative values hold a zero iff their
+            # minimum is zero)
+            lo = count.min() if count.size else 1
+            if checked is None:
+                hi = count.max() if count.size else 1
+                if not (np.isfinite(lo) and np.isfinite(hi)):
+                    raise ValueError(f"{self.label}: values must be finite")
+                if lo < 0:
+                    raise ValueError(f"{self.label}: values must be non-negative (word counts)")
+            dropped = False
+            if lo == 0:
+                keep = count != 0
                 doc, word, count = doc[keep], word[keep], count[keep]
-            yield DocumentChunk(row, stop, doc, word, count)
+                dropped = True
+            yield DocumentChunk(row, stop, doc, word, count), dropped
             row = stop
+
+
+class _Checked:
+    """The arrays of a Corpus's counts that a whole pass found canonical,
+    finite and non-negative (``zeros``: with explicit zeros, which every
+    pass still drops), so that the next sources of the same Corpus skip
+    those checks (NYT sample: about 1 ms a call).  Held by identity: a
+    Corpus whose ``counts`` arrays are replaced is checked again; values
+    changed in place are not (the Corpus asks that its arrays not be
+    modified in place)."""
+
+    def __init__(self, X: Any, zeros: bool) -> None:
+        self.X = weakref.ref(X)
+        self.data = weakref.ref(X.data)
+        self.indices = weakref.ref(X.indices)
+        self.indptr = weakref.ref(X.indptr)
+        self.shape = X.shape
+        self.zeros = zeros
+
+    def same(self, X: Any) -> bool:
+        return (self.X() is X and self.data() is X.data and self.indices() is X.indices
+                and self.indptr() is X.indptr and self.shape == X.shape)
+
+
+#: Corpus -> _Checked, see _SparseSource (weak keys: nothing is added to the
+#: caller's object, and a Corpus is forgotten with it)
+_CHECKED: weakref.WeakKeyDictionary[Any, _Checked] = weakref.WeakKeyDictionary()
 
 
 class _CacheSource(_Source):

@@ -81,7 +81,8 @@ def open_source(source: Any) -> _Source:
         return _SparseSource(source)
     counts = getattr(source, "counts", None)
     if counts is not None and sp.issparse(counts):
-        return _SparseSource(counts, label=getattr(source, "name", "") or "corpus")
+        return _SparseSource(counts, label=getattr(source, "name", "") or "corpus",
+                             owner=_weak_key(source))
     raise TypeError(
         "source must be a path to a UCI docword file or cache directory, a scipy.sparse "
         f"matrix or a Corpus, not {type(source).__name__}"
@@ -118,3 +119,11 @@ def iter_document_chunks(
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
     return open_source(source).chunks(int(chunk_size))
+
+
+def _weak_key(source: Any) -> Any:
+    """``source`` if it is a Corpus (its checks are then remembered, see
+    ``_readers._CHECKED``), else None."""
+    from ._corpus import Corpus
+
+    return source if isinstance(source, Corpus) else None

@@ -351,7 +351,10 @@ def sparse_topics(
         )
     N = min(max(n_candidates, cardinality), positive, max_candidates)
     late = False
-    if limit.limited and limit.remaining() < LATE_PASS * limit.elapsed():
+    # (the time of the checks and the first pass: a larger candidate round
+    # is not started with less than LATE_PASS times it left, see below)
+    spent = 0.0
+    if limit.limited and limit.remaining() < LATE_PASS * (spent := limit.elapsed()):
         # (the first pass used up the limit, or most of it: the covariance
         # of only the words the answers without a search need,
         # LATE_CANDIDATES per word of every component; the bounds still
@@ -406,9 +409,13 @@ def sparse_topics(
         short = len(comps.components) < n_components  # deflation ran out of candidates
         if left_out <= lam_min and not short:
             break
-        if limit.expired():
-            # no time for a larger round: this round's topics stand (their
-            # certified ratios hold for the whole vocabulary, see above)
+        if limit.expired() or (limit.limited and limit.remaining() < LATE_PASS * spent):
+            # no time for a larger round (its pass is not cut short by the
+            # limit: with less than LATE_PASS first passes left it would end
+            # past it, e.g. a second round of 800 words on the NYT sample
+            # after a late one, 66 ms at time_limit=0.05): this round's
+            # topics stand (their certified ratios hold for the whole
+            # vocabulary, see above)
             status_cut = STATUS_TIME_LIMIT
             warnings.warn(
                 f"time_limit: no time left for a larger candidate round ({N} candidate "
@@ -511,12 +518,23 @@ def _one_openmp_thread() -> Any:
     not worth a second thread, which spins at each parallel region's end
     when the machine is busy (CPU 9.9 -> 3.4 ms, wall 24 -> 7.4 ms at load
     4 on 2 cores; the controller is made once, after the kernel's OpenMP
-    runtime is loaded)."""
+    runtime is loaded, and shared with the solver's BLAS limit,
+    spca._bca._blas_threads, when that one is not made yet or sees the
+    OpenMP runtime too: a second controller cost 0.85 ms of CPU in a new
+    process, where the command runs)."""
     global _openmp
     if _openmp is None:
         from threadpoolctl import ThreadpoolController
 
-        _openmp = ThreadpoolController()
+        from .. import _bca
+
+        with _bca._blas_lock:
+            shared = _bca._controller
+            if shared is None or not shared.select(user_api="openmp").lib_controllers:
+                shared = ThreadpoolController()
+                if _bca._controller is None:
+                    _bca._controller = shared
+        _openmp = shared
     return _openmp.limit(limits=1, user_api="openmp")
 
 
