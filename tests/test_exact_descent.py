@@ -93,18 +93,25 @@ def test_cholesky_certificate_against_eigvalsh(seed, n, cluster):
     np.testing.assert_array_equal(A, before)
 
 
-@settings(max_examples=60)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), data=st.data(),
-       ties=st.booleans())
-def test_row_norm_rows_match_the_numpy_penalty(seed, n, data, ties):
-    """The compiled rows give row_norm_penalty's number and a subgradient
-    with the entries of row_norm_subgradient's rows (integer entries: ties)."""
+def _draw_multiplier(seed, n, data, ties):
+    """A symmetric multiplier ``U`` (integer entries when ``ties``), the
+    forced-in features and the number ``r`` of free features picked."""
     rng = np.random.default_rng(seed)
     U = rng.integers(-3, 4, size=(n, n)).astype(float) if ties else rng.standard_normal((n, n))
     U = (U + U.T) / 2
     inside = rng.random(n) < data.draw(st.sampled_from([0.0, 0.2, 0.5]))
     f = int((~inside).sum())
     r = data.draw(st.integers(0, max(f, 0)))
+    return rng, U, inside, r
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), data=st.data(),
+       ties=st.booleans())
+def test_row_norm_rows_match_the_numpy_penalty(seed, n, data, ties):
+    """The compiled rows give row_norm_penalty's number and a subgradient
+    with the entries of row_norm_subgradient's rows (integer entries: ties)."""
+    rng, U, inside, r = _draw_multiplier(seed, n, data, ties)
     pen, rows, cols = _bounds.row_norm_rows(U, inside, r)
     assert pen == pytest.approx(_bounds.row_norm_penalty(U, inside, r), rel=1e-12, abs=1e-300)
     assert _bounds.row_norm_value(U, inside, r) == pen
@@ -222,12 +229,7 @@ def test_row_norm_rows_with_a_hint_pick_the_same(seed, n, data, ties):
     and gives the same rows' sums (up to their order) as without it."""
     from spca.cardinality import _descent_fast
 
-    rng = np.random.default_rng(seed)
-    U = rng.integers(-3, 4, size=(n, n)).astype(float) if ties else rng.standard_normal((n, n))
-    U = (U + U.T) / 2
-    inside = rng.random(n) < data.draw(st.sampled_from([0.0, 0.2, 0.5]))
-    f = int((~inside).sum())
-    r = data.draw(st.integers(0, max(f, 0)))
+    rng, U, inside, r = _draw_multiplier(seed, n, data, ties)
     before = U + data.draw(st.sampled_from([0.0, 0.01, 1.0])) * rng.standard_normal((n, n))
     hint = _bounds._penalty_rows((before + before.T) / 2, inside, r)[3]
     mine = _bounds._penalty_rows(U, inside, r, hint)
@@ -242,7 +244,7 @@ def test_row_norm_rows_with_a_hint_pick_the_same(seed, n, data, ties):
         if not ties:
             assert np.array_equal(np.sort(mine[3][:, :r], axis=1),
                                   np.sort(ref[3][:, :r], axis=1))
-    if f:  # a hint that is not a free column is refused, not read
+    if (~inside).any():  # a hint that is not a free column is refused, not read
         bad = np.full((n, 1), n, dtype=np.intp)
         with pytest.raises(ValueError, match="not a free column"):
             _descent_fast.row_norm_rows(U, inside.view(np.uint8), 1, np.empty(n),

@@ -216,6 +216,19 @@ def _relevant_reference(S, lam, W):
     return (None if R is None else W[R]), len(blocks)
 
 
+def _check_plan(solver, S, lam):
+    """The solver's plan at ``lam`` has spca._bca's relevant features and
+    block count."""
+    W, R, n_blocks = solver.plan(lam)
+    R_ref, n_ref = _relevant_reference(S, lam, W)
+    assert n_blocks == n_ref
+    if R_ref is None:
+        assert R is None
+    else:
+        np.testing.assert_array_equal(R, R_ref)
+        assert R.dtype == np.intp
+
+
 @given(st.data())
 @settings(max_examples=60, deadline=None)
 def test_relevant_features_match_the_solver_rule(data):
@@ -228,7 +241,9 @@ def test_relevant_features_match_the_solver_rule(data):
     A = rng.standard_normal((n, n + 2))
     S = A @ A.T / (n + 2)
     if n > 1 and data.draw(st.booleans()):
-        S[1, 1] = S[0, 0]  # (a tie of the largest variance is possible)
+        # (a tie of the largest variance is possible; raising a diagonal
+        # entry keeps S positive semidefinite)
+        S[0, 0] = S[1, 1] = max(S[0, 0], S[1, 1])
     solver = _path._Solver(_MatrixCovariance(S), max_sweeps=50,
                            options=_path._solver_options(5, 1e-3, True), verbose=False)
     d = np.diag(S)
@@ -237,14 +252,7 @@ def test_relevant_features_match_the_solver_rule(data):
     lam = frac * float(d.max())
     if data.draw(st.booleans()) and off < d.max():
         lam = off + frac * (float(d.max()) - off)  # (no edge at this lam)
-    W, R, n_blocks = solver.plan(lam)
-    R_ref, n_ref = _relevant_reference(S, lam, W)
-    assert n_blocks == n_ref
-    if R_ref is None:
-        assert R is None
-    else:
-        np.testing.assert_array_equal(R, R_ref)
-        assert R.dtype == np.intp
+    _check_plan(solver, S, lam)
 
 
 def test_relevant_shortcut_taken_on_the_topics(monkeypatch):
@@ -297,14 +305,7 @@ def test_relevant_features_with_isolated_features_match_the_solver_rule(data):
     lam = data.draw(st.floats(0.05, 0.999)) * float(min(off, d.max()))
     solver = _path._Solver(_MatrixCovariance(S), max_sweeps=50,
                            options=_path._solver_options(5, 1e-3, True), verbose=False)
-    W, R, n_blocks = solver.plan(lam)
-    R_ref, n_ref = _relevant_reference(S, lam, W)
-    assert n_blocks == n_ref
-    if R_ref is None:
-        assert R is None
-    else:
-        np.testing.assert_array_equal(R, R_ref)
-        assert R.dtype == np.intp
+    _check_plan(solver, S, lam)
 
 
 # -- the barrier iterate's inverse, written into one array per solve -----------------

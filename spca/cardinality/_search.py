@@ -427,8 +427,8 @@ class _Search:
         if FAST_ITER and self.row_steps:
             X_in = (node.mult[2][pos].astype(np.float64)
                     if node.mult is not None and len(node.mult) > 2 else None)
-            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in,
-                                                 (U_src, idx, pos))
+            val, vec, closed = self.fast_descent(BN, U_in, N, mask, r, level, X_in=X_in,
+                                                 src=(U_src, idx, pos))
             if closed:
                 return min(bound, val), None
         else:
@@ -481,7 +481,7 @@ class _Search:
 
     def fast_descent(self, BN: NDArray[np.float64], U_in: NDArray[np.float64],
                      N: NDArray[np.intp], mask: NDArray[np.bool_], r: int,
-                     level: float, X_in: NDArray[np.float64] | None,
+                     level: float, *, X_in: NDArray[np.float64] | None,
                      src: tuple[NDArray[Any], NDArray[np.intp], NDArray[np.intp]],
                      ) -> tuple[float, NDArray[np.float64], bool]:
         """The row-norm bound of a node at its parent's multiplier ``U_in``,
