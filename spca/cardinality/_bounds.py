@@ -401,6 +401,13 @@ def feature_bounds(Sigma: NDArray[np.float64], k: int, beta: float) -> NDArray[n
     return t * (1.0 + 8 * EPS) + 8 * EPS * (np.abs(d) + abs(beta))
 
 
+def _penalty_margin(n: int, m: int, r: int) -> float:
+    """The factor that covers the rounding of a row-norm penalty over ``n``
+    features, ``m`` of them forced in and ``r`` free slots (a relative
+    ``4 (n + m + r) eps``)."""
+    return 1.0 + 4 * (n + m + r) * EPS
+
+
 def row_norm_penalty(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int) -> float:
     """A bound on ``-x' U x`` over the unit ``x`` of a node (any symmetric ``U``
     over its features ``N``; ``inside`` marks ``I``, ``r`` free slots).
@@ -427,7 +434,7 @@ def row_norm_penalty(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int) 
     if rr > 0:
         rf = rho2[free]
         total += float(np.partition(rf, f - rr)[f - rr:].sum())
-    return math.sqrt(total) * (1.0 + 4 * (n + m + r) * EPS)
+    return math.sqrt(total) * _penalty_margin(n, m, r)
 
 
 def row_norm_bound(S: NDArray[np.float64], U: NDArray[np.float64], inside: NDArray[np.bool_],
@@ -523,7 +530,7 @@ def row_norm_subgradient(U: NDArray[np.float64], inside: NDArray[np.bool_],
     if pen > 0:
         rows_sel = np.flatnonzero(sel)
         G[rows_sel] = np.where(picked[rows_sel], U[rows_sel], 0.0) / pen
-    return pen * (1.0 + 4 * (n + m + r) * EPS), G
+    return pen * _penalty_margin(n, m, r), G
 
 
 def node_descent(S: NDArray[np.float64], U0: NDArray[np.float64], inside: NDArray[np.bool_],
@@ -655,7 +662,7 @@ def row_norm_value(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int) ->
     rounding margin included) from the compiled kernel: one pass over each
     row instead of a partition of the whole matrix."""
     n, m = U.shape[0], int(inside.sum())
-    return _kernel_rows(U, inside, r)[0] * (1.0 + 4 * (n + m + r) * EPS)
+    return _kernel_rows(U, inside, r)[0] * _penalty_margin(n, m, r)
 
 
 def row_norm_rows(U: NDArray[np.float64], inside: NDArray[np.bool_],
@@ -679,7 +686,7 @@ def _penalty_rows(U: NDArray[np.float64], inside: NDArray[np.bool_], r: int,
     pen, rows, picks, rr = _kernel_rows(U, inside, r, hint)
     cols = np.hstack([np.broadcast_to(np.flatnonzero(inside), (rows.size, m)),
                       picks[rows, :rr]])
-    return (pen * (1.0 + 4 * (n + m + r) * EPS), np.repeat(rows, cols.shape[1]),
+    return (pen * _penalty_margin(n, m, r), np.repeat(rows, cols.shape[1]),
             cols.ravel(), picks)
 
 

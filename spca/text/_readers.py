@@ -145,15 +145,15 @@ class _SparseSource(_Source):
             # (two reductions instead of three scans: a NaN propagates
             # through both, and non-negative values hold a zero iff their
             # minimum is zero)
-            lo = count.min() if count.size else 1
+            least = count.min() if count.size else 1
             if checked is None:
-                hi = count.max() if count.size else 1
-                if not (np.isfinite(lo) and np.isfinite(hi)):
+                most = count.max() if count.size else 1
+                if not (np.isfinite(least) and np.isfinite(most)):
                     raise ValueError(f"{self.label}: values must be finite")
-                if lo < 0:
+                if least < 0:
                     raise ValueError(f"{self.label}: values must be non-negative (word counts)")
             dropped = False
-            if lo == 0:
+            if least == 0:
                 keep = count != 0
                 doc, word, count = doc[keep], word[keep], count[keep]
                 dropped = True

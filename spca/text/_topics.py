@@ -518,23 +518,15 @@ def _one_openmp_thread() -> Any:
     not worth a second thread, which spins at each parallel region's end
     when the machine is busy (CPU 9.9 -> 3.4 ms, wall 24 -> 7.4 ms at load
     4 on 2 cores; the controller is made once, after the kernel's OpenMP
-    runtime is loaded, and shared with the solver's BLAS limit,
-    spca._bca._blas_threads, when that one is not made yet or sees the
-    OpenMP runtime too: a second controller cost 0.85 ms of CPU in a new
-    process, where the command runs)."""
+    runtime is loaded, and shared with the solver's BLAS limit when that
+    one sees the OpenMP runtime too, see spca._bca._threadpool_controller:
+    a second controller cost 0.85 ms of CPU in a new process, where the
+    command runs)."""
     global _openmp
     if _openmp is None:
-        from threadpoolctl import ThreadpoolController
+        from .._bca import _threadpool_controller
 
-        from .. import _bca
-
-        with _bca._blas_lock:
-            shared = _bca._controller
-            if shared is None or not shared.select(user_api="openmp").lib_controllers:
-                shared = ThreadpoolController()
-                if _bca._controller is None:
-                    _bca._controller = shared
-        _openmp = shared
+        _openmp = _threadpool_controller("openmp")
     return _openmp.limit(limits=1, user_api="openmp")
 
 
