@@ -6,7 +6,8 @@ and 2 s and at one and two ``eigvalsh`` of the set's matrix (``--quick``:
 choose others), one line: the seconds the call took and their ratio to
 ``1.1 t + eigvalsh`` (the issue's promise; ``eigvalsh`` of the set's
 matrix timed right before the call: a loaded machine slows both), the
-result's status and ``OVER`` when the ratio exceeds 1; ``cpu_ratio`` is the
+result's status and ``OVER`` when the ratio exceeds 1 (``pass_ratio``,
+below, for an entry point that reads data); ``cpu_ratio`` is the
 same ratio in CPU seconds (the call's against the eigvalsh's), what a quiet
 machine would show, about.  With ``--repeats r`` each limit is run ``r``
 times and the line shows the worst of them (and the worst ``cpu_ratio``).
@@ -17,7 +18,9 @@ lines (imports, first-call initialisation).
 
 From data, a pass over the data comes before any answer, whatever the
 limit: ``SparsePCA.fit`` needs the column variances (one pass over ``X``)
-and ``sparse_topics`` the word statistics (the first corpus pass).  Their
+and ``sparse_topics`` the word statistics (the first corpus pass; ``spca
+topics --sample`` reads the bundled sample first, and its pass is the two,
+``word_statistics(load_nytimes_sample())``).  Their
 lines also show ``pass`` (that pass alone, ``X.var(axis=0)`` or
 ``word_statistics``, timed right before the call) and ``pass_ratio``, the
 elapsed seconds over ``1.1 t + eigvalsh + pass``: the line the call can be
@@ -148,6 +151,10 @@ def data_passes(X: Any, corpus: Any) -> dict[str, Callable[[], Any]]:
         passes["SparsePCA.fit"] = lambda: X.var(axis=0)
     if corpus is not None:
         passes["sparse_topics"] = lambda: word_statistics(corpus, "count", None)
+        # (the command reads the sample, then makes the first pass: both
+        # come before any answer)
+        passes["spca topics --sample"] = lambda: word_statistics(
+            load_nytimes_sample(), "count", None)
     return passes
 
 
@@ -227,7 +234,10 @@ def _limit_rows(name: str, entry: str, value: float, label: str, te: float,
         line = st["line"] + f" cpu_ratio={st['worst_cpu']:.2f}"
         if entry in passes:
             line += f" pass_ratio={st['worst_pass']:.2f}"
-        rows.append(f"{line} {'OVER' if st['worst'] > 1 else 'ok'}"
+        # (the line the call is held to: with the pass for an entry point
+        # that makes one before any answer)
+        held = st["worst_pass"] if entry in passes else st["worst"]
+        rows.append(f"{line} {'OVER' if held > 1 else 'ok'}"
                     + (f" (worst of {repeats})" if repeats > 1 else ""))
     return rows
 
