@@ -132,6 +132,9 @@ def test_sigint_while_importing_is_one_line(tmp_path):
     # SIGINT from an import hook, in a process that looks like the command
     code = (
         "import builtins, os, signal, sys\n"
+        # (Python's own handler, also when the tests run as a background job
+        # of a shell, which starts with SIGINT ignored)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "sys.argv = ['spca', '--version']\n"
         "real = builtins.__import__\n"
         "def hook(name, *a, **k):\n"

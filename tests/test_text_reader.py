@@ -603,25 +603,3 @@ def test_zeros_made_in_place_in_a_remembered_corpus_are_still_dropped():
     stats = word_statistics(corpus, "binary")
     np.testing.assert_array_equal(stats.document_frequency, [1, 1, 1, 1])
 
-
-def test_in_memory_chunks_number_documents_in_int32_while_they_fit(monkeypatch):
-    from spca.text import _readers, candidate_covariance, word_statistics
-    from spca.text._readers import _doc_dtype
-    from spca.text._source import open_source
-
-    assert _doc_dtype(8447) is np.int32
-    assert _doc_dtype(2**31 - 1) is np.int32
-    assert _doc_dtype(2**31) is np.int64
-    X = sp.random(60, 25, density=0.3, format="csr", random_state=1) * 7
-    X.data = np.ceil(X.data)
-    chunks = list(open_source(X).chunks(16))
-    assert len(chunks) > 1 and all(c.doc.dtype == np.int32 for c in chunks)
-    # both passes give the same numbers from int64 ids, bit for bit
-    words = np.arange(0, 25, 2)
-    stats = word_statistics(X)
-    cov = candidate_covariance(X, words, stats=stats)
-    monkeypatch.setattr(_readers, "_doc_dtype", lambda n_docs: np.int64)
-    assert list(open_source(X).chunks(16))[0].doc.dtype == np.int64
-    stats64 = word_statistics(X)
-    np.testing.assert_array_equal(stats.variance, stats64.variance)
-    np.testing.assert_array_equal(cov, candidate_covariance(X, words, stats=stats64))

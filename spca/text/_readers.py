@@ -139,8 +139,7 @@ class _SparseSource(_Source):
             stop = int(np.searchsorted(indptr, indptr[row] + chunk_size, side="right")) - 1
             stop = min(max(stop, row + 1), self.n_docs)
             lo, hi = int(indptr[row]), int(indptr[stop])
-            doc = np.repeat(np.arange(row, stop, dtype=_doc_dtype(self.n_docs)),
-                            np.diff(indptr[row:stop + 1]))
+            doc = np.repeat(np.arange(row, stop, dtype=np.int64), np.diff(indptr[row:stop + 1]))
             word = X.indices[lo:hi]
             count = X.data[lo:hi]
             # (two reductions instead of three scans: a NaN propagates
@@ -160,15 +159,6 @@ class _SparseSource(_Source):
                 dropped = True
             yield DocumentChunk(row, stop, doc, word, count), dropped
             row = stop
-
-
-def _doc_dtype(n_docs: int) -> type:
-    """The type of the document ids made for an in-memory matrix's chunks:
-    int32 while every id fits (the pass kernels take either; half the
-    memory to write and read: NYT sample, ``sparse_topics(...,
-    time_limit=1e-6)``, one thread, median 10.1-10.5 -> 8.3-8.4 ms, most
-    of it the page faults of the larger array), else int64."""
-    return np.int32 if n_docs <= np.iinfo(np.int32).max else np.int64
 
 
 class _Checked:
