@@ -30,7 +30,8 @@ Sets:
 
 * ``nyt500`` -- correlations of the 500 words of largest variance of the
   bundled NYT sample, k = 10; also ``SparsePCA.fit`` on those word counts,
-  ``sparse_topics`` on the whole sample (defaults) and the command ``spca
+  ``sparse_topics`` on the whole sample (defaults, and with
+  ``transform="binary"``) and the command ``spca
   topics --sample nytimes --time-limit t`` run in this process (reading the
   sample and printing its JSON included, Python's start-up and the imports
   not: the first call makes them);
@@ -115,6 +116,10 @@ def entry_points(S: np.ndarray, k: int, X: Any, corpus: Any,
             3, cardinality=k, time_limit=t).fit(X)
     if corpus is not None:
         calls["sparse_topics"] = lambda t: lib.text.sparse_topics(corpus, time_limit=t)
+        # (word present or not: solves that stall under a limit and reach the
+        # support refinement, see spca._bca.REFINE_MIN_LEFT)
+        calls["sparse_topics binary"] = lambda t: lib.text.sparse_topics(
+            corpus, transform="binary", time_limit=t)
         calls["spca topics --sample"] = lambda t: _cli_topics(lib, t)
     return calls
 
@@ -151,6 +156,7 @@ def data_passes(X: Any, corpus: Any) -> dict[str, Callable[[], Any]]:
         passes["SparsePCA.fit"] = lambda: X.var(axis=0)
     if corpus is not None:
         passes["sparse_topics"] = lambda: word_statistics(corpus, "count", None)
+        passes["sparse_topics binary"] = lambda: word_statistics(corpus, "binary", None)
         # (the command reads the sample, then makes the first pass: both
         # come before any answer)
         passes["spca topics --sample"] = lambda: word_statistics(

@@ -29,9 +29,13 @@ floating point.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg as sla
+
+if TYPE_CHECKING:
+    from ._limits import TimeLimit
 
 from ._certificate_fast import (
     barrier_fill,
@@ -392,7 +396,8 @@ def _project_rows_multi(R0: np.ndarray, V: np.ndarray, lo: np.ndarray, hi: np.nd
 
 def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.ndarray,
                       max_iter: int = 2000, tol: float = 0.0, *,
-                      evaluations: list[tuple[int, int]] | None = None
+                      evaluations: list[tuple[int, int]] | None = None,
+                      limit: TimeLimit | None = None
                       ) -> tuple[float, np.ndarray, float]:
     """Solve the relaxation restricted to the support ``S`` and certify it globally.
 
@@ -410,7 +415,10 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     Returns ``(lower, Z, upper)``: the objective of ``Z`` (``P`` embedded in
     the full matrix) and the bound.  ``evaluations``: a list to which
     ``(|S|, function evaluations)`` is appended (the work done, for the
-    caller's budgets).
+    caller's budgets).  Once a caller's time ``limit`` has passed, L-BFGS-B
+    stops at its next iteration and no further ``mu`` is tried: the bounds
+    are those of the best ``u`` reached (every ``u`` in the box and every
+    ``P`` read off it are feasible, so they stay valid, only looser).
     """
     n = Sigma.shape[0]
     k = S.size
@@ -436,13 +444,24 @@ def refine_on_support(Sigma: np.ndarray, lam: float, S: np.ndarray, base: np.nda
     # `import spca`, and only this rarely used bound needs it)
     from scipy.optimize import minimize
 
+    limited = limit is not None and limit.limited
+
+    def expired(_: object = None) -> None:
+        """L-BFGS-B's callback: ends the minimisation once the limit has
+        passed (SciPy >= 1.11 stops at a StopIteration)."""
+        if limit is not None and limit.expired():
+            raise StopIteration
+
     u = np.clip(base[np.ix_(S, S)][iu] - A[iu], -lam, lam)
     scale = max(abs(np.linalg.eigvalsh(fixed)[-1]), np.finfo(float).tiny)
     best = None
     for mu in scale * np.geomspace(1e-2, 1e-10, 9):
+        if best is not None and limited and limit.expired():
+            break
         if iu[0].size:
             found = minimize(smoothed, u, args=(mu,), jac=True, method="L-BFGS-B",
                              bounds=[(-lam, lam)] * iu[0].size,
+                             callback=expired if limited else None,
                              options=dict(maxiter=max_iter, ftol=1e-16, gtol=1e-14 * scale,
                                           maxcor=30))
             u = found.x
@@ -579,7 +598,8 @@ MAX_REFINE_SUPPORT = 40
 def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
             refine: bool = False, tol: float = 0.0,
             max_refine: int = MAX_REFINE_SUPPORT, *,
-            evaluations: list[tuple[int, int]] | None = None) -> Certificate:
+            evaluations: list[tuple[int, int]] | None = None,
+            limit: TimeLimit | None = None) -> Certificate:
     """Best primal and dual bounds available from the iterate (X, M).
 
     Rank-one candidates are polished from the leading eigenvectors of ``Z``
@@ -590,7 +610,9 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
     these, the supports ``{i : Z_ii >= theta max Z_ii}`` (theta = 1e-2, 1e-3,
     1e-4, at most ``max_refine`` features) of ``Z = X / Tr X`` are
     also solved by ``refine_on_support``, which handles optima of rank > 1
-    (its function evaluations are appended to ``evaluations``, see there).
+    (its function evaluations are appended to ``evaluations``, see there);
+    once a caller's time ``limit`` has passed, no further support is
+    refined and a refinement under way stops (see there).
     """
     trace = np.trace(X)
     Zb = X / trace
@@ -608,8 +630,8 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
     x = np.zeros(Sigma.shape[0])
     lower_x = -np.inf
     upper, dual = ub_b, "barrier"
-    for direction, limit in stages:
-        xc, val = polish(Sigma, lam, direction, max_support=limit, memo=memo)
+    for direction, max_support in stages:
+        xc, val = polish(Sigma, lam, direction, max_support=max_support, memo=memo)
         if val > lower_x:
             x, lower_x = xc, val
             ub_x = rank_one_dual(Sigma, lam, x, D)
@@ -628,9 +650,11 @@ def certify(Sigma: np.ndarray, lam: float, X: np.ndarray, M: np.ndarray,
             S = np.flatnonzero(d >= theta * d.max())
             if S.size in seen or S.size > max_refine:
                 continue
+            if seen and limit is not None and limit.expired():
+                break
             seen.add(S.size)
             lo_r, Z_r, up_r = refine_on_support(Sigma, lam, S, D, tol=tol,
-                                                evaluations=evaluations)
+                                                evaluations=evaluations, limit=limit)
             if lo_r > lower:
                 lower, Z, primal = lo_r, Z_r, "support refinement"
             if up_r < upper:

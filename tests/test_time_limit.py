@@ -2112,3 +2112,105 @@ def test_late_round_and_solver_share_one_thread_controller(monkeypatch, solver_f
     with _bca._blas_threads(3):
         pass
     assert _topics._openmp is _bca._controller
+
+
+# --- the support refinement under a limit (L-BFGS-B, spca._certificate) ---
+
+
+def _refinement_block() -> tuple[np.ndarray, float]:
+    """A block whose solve needs the support refinement: the binary (word
+    present or not) covariance of 70 words of the bundled NYT sample, in
+    units of its largest variance, at the lam of a solve that reached it
+    inside ``sparse_topics(sample, transform="binary", time_limit=1.0)``
+    (where three refinements that did not check the limit took 0.9 s, and
+    the whole call 0.87 s at time_limit=0.3)."""
+    from spca.datasets import load_nytimes_sample
+    from spca.text import candidate_covariance, word_statistics
+
+    words = np.array([2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                      23, 24, 25, 26, 27, 28, 30, 31, 32, 40, 42, 43, 44, 45, 46, 48, 50, 51,
+                      53, 57, 58, 61, 65, 68, 70, 72, 75, 77, 80, 82, 84, 87, 88, 90, 92, 99,
+                      101, 103, 115, 124, 126, 132, 162, 181, 187, 216, 222, 292, 294, 296,
+                      488])
+    corpus = load_nytimes_sample()
+    C = candidate_covariance(corpus, words, "binary",
+                             stats=word_statistics(corpus, "binary"))
+    return C / np.diag(C).max(), 0.1593159346049624
+
+
+def _count_refinements(monkeypatch) -> list[int]:
+    from spca import _bca
+
+    calls: list[int] = []
+    certify = _bca.certify
+
+    def spy(*args, **kwargs):
+        if kwargs.get("refine"):
+            calls.append(args[0].shape[0])
+        return certify(*args, **kwargs)
+
+    monkeypatch.setattr(_bca, "certify", spy)
+    return calls
+
+
+def test_no_support_refinement_starts_with_less_than_its_reserve_left(monkeypatch):
+    from spca import _bca
+
+    S, lam = _refinement_block()
+    calls = _count_refinements(monkeypatch)
+    free = spca.dspca_bca(S, lam)
+    assert calls and free.gap <= 1e-6  # (the refinement certifies this block)
+    # a stub clock that barely moves: the limit never passes, and the time
+    # left is all the limit's (the solve runs on without a refinement)
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-12))
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        short = spca.dspca_bca(S, lam, time_limit=_bca.REFINE_MIN_LEFT, max_sweeps=40)
+    assert calls == []
+    assert short.objective <= free.upper_bound * (1 + 1e-12)
+    assert short.upper_bound >= free.objective * (1 - 1e-12)
+    calls.clear()
+    long = spca.dspca_bca(S, lam, time_limit=1e6)
+    assert calls and long.gap == free.gap
+
+
+def test_the_refinement_stops_at_the_limit_with_valid_bounds():
+    from spca._certificate import refine_on_support, soft_thresholded
+    from spca._limits import TimeLimit
+
+    S, lam = _refinement_block()
+    support = spca.dspca_bca(S, lam).support
+    base = soft_thresholded(S, lam)
+    full_eval: list[tuple[int, int]] = []
+    lower, _, upper = refine_on_support(S, lam, support, base, evaluations=full_eval)
+    passed = TimeLimit(1e-9, start=-1.0)  # (its deadline is long past)
+    cut_eval: list[tuple[int, int]] = []
+    lo, Z, up = refine_on_support(S, lam, support, base, evaluations=cut_eval, limit=passed)
+    # one smoothing stage, stopped by the callback at its first iteration
+    assert len(cut_eval) == 1 < len(full_eval)
+    assert cut_eval[0][1] <= 3 < sum(n for _, n in full_eval)
+    # still bounds of the same phi, from a feasible Z
+    assert lo <= upper * (1 + 1e-12) and up >= lower * (1 - 1e-12)
+    assert np.trace(Z) == pytest.approx(1.0) and np.linalg.eigvalsh(Z)[0] >= -1e-12
+    assert lo == pytest.approx(float(np.vdot(S, Z) - lam * np.abs(Z).sum()), rel=1e-12)
+
+
+def test_a_limited_solve_hands_its_limit_to_the_refinement(monkeypatch):
+    from spca import _certificate
+
+    S, lam = _refinement_block()
+    seen: list[Any] = []
+    refine = _certificate.refine_on_support
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("limit"))
+        return refine(*args, **kwargs)
+
+    monkeypatch.setattr(_certificate, "refine_on_support", spy)
+    spca.dspca_bca(S, lam)
+    assert seen and all(limit is None for limit in seen)
+    seen.clear()
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-12))
+    spca.dspca_bca(S, lam, time_limit=1e6)
+    assert seen and all(limit is not None and limit.limited for limit in seen)
