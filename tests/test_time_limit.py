@@ -2118,12 +2118,13 @@ def test_late_round_and_solver_share_one_thread_controller(monkeypatch, solver_f
 
 
 def _refinement_block() -> tuple[np.ndarray, float]:
-    """A block whose solve needs the support refinement: the binary (word
-    present or not) covariance of 70 words of the bundled NYT sample, in
-    units of its largest variance, at the lam of a solve that reached it
-    inside ``sparse_topics(sample, transform="binary", time_limit=1.0)``
-    (where three refinements that did not check the limit took 0.9 s, and
-    the whole call 0.87 s at time_limit=0.3)."""
+    """A block whose solve used to make the support refinement at sweep 6:
+    the binary (word present or not) covariance of 70 words of the bundled
+    NYT sample, in units of its largest variance, at the lam of a solve that
+    reached it inside ``sparse_topics(sample, transform="binary",
+    time_limit=1.0)`` (where three refinements that did not check the limit
+    took 0.9 s, and the whole call 0.87 s at time_limit=0.3); the sweeps
+    alone certify it at sweep 12 (see spca._bca.REFINE_MIN_SWEEPS)."""
     from spca.datasets import load_nytimes_sample
     from spca.text import candidate_covariance, word_statistics
 
@@ -2153,26 +2154,39 @@ def _count_refinements(monkeypatch) -> list[int]:
     return calls
 
 
-def test_no_support_refinement_starts_with_less_than_its_reserve_left(monkeypatch):
+def test_a_solve_the_sweeps_certify_soon_makes_no_refinement(monkeypatch):
     from spca import _bca
 
     S, lam = _refinement_block()
     calls = _count_refinements(monkeypatch)
-    free = spca.dspca_bca(S, lam)
-    assert calls and free.gap <= 1e-6  # (the refinement certifies this block)
-    # a stub clock that barely moves: the limit never passes, and the time
-    # left is all the limit's (the solve runs on without a refinement)
-    monkeypatch.setattr(_limits, "clock", TickingClock(1e-12))
-    calls.clear()
+    res = spca.dspca_bca(S, lam)
+    assert calls == []
+    assert res.converged and res.gap <= 1e-12 and res.n_sweeps < _bca.REFINE_MIN_SWEEPS
+
+
+def test_no_support_refinement_starts_with_less_than_its_reserve_left(monkeypatch):
+    from _reference import high_rank_problem
+
+    from spca import _bca
+
+    S, lam = high_rank_problem()
+    options = dict(max_sweeps=60, working_set=False)
+    calls = _count_refinements(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", spca.ConvergenceWarning)
-        short = spca.dspca_bca(S, lam, time_limit=_bca.REFINE_MIN_LEFT, max_sweeps=40)
-    assert calls == []
+        free = spca.dspca_bca(S, lam, **options)
+        assert calls  # (a stalled solve of an optimum of rank about 3)
+        # a stub clock that barely moves: the limit never passes, and the
+        # time left is all the limit's
+        monkeypatch.setattr(_limits, "clock", TickingClock(1e-12))
+        calls.clear()
+        short = spca.dspca_bca(S, lam, time_limit=_bca.REFINE_MIN_LEFT, **options)
+        assert calls == []
+        calls.clear()
+        spca.dspca_bca(S, lam, time_limit=1e6, **options)
+        assert calls
     assert short.objective <= free.upper_bound * (1 + 1e-12)
     assert short.upper_bound >= free.objective * (1 - 1e-12)
-    calls.clear()
-    long = spca.dspca_bca(S, lam, time_limit=1e6)
-    assert calls and long.gap == free.gap
 
 
 def test_the_refinement_stops_at_the_limit_with_valid_bounds():
@@ -2197,9 +2211,13 @@ def test_the_refinement_stops_at_the_limit_with_valid_bounds():
 
 
 def test_a_limited_solve_hands_its_limit_to_the_refinement(monkeypatch):
-    from spca import _certificate
+    from spca import _bca, _certificate
 
+    # (refinements from sweep 6 on, as before REFINE_MIN_SWEEPS: this block's
+    # solve then refines supports of 12, 16 and 34 features)
+    monkeypatch.setattr(_bca, "REFINE_MIN_SWEEPS", 0)
     S, lam = _refinement_block()
+    options: dict[str, Any] = {}
     seen: list[Any] = []
     refine = _certificate.refine_on_support
 
@@ -2208,9 +2226,11 @@ def test_a_limited_solve_hands_its_limit_to_the_refinement(monkeypatch):
         return refine(*args, **kwargs)
 
     monkeypatch.setattr(_certificate, "refine_on_support", spy)
-    spca.dspca_bca(S, lam)
-    assert seen and all(limit is None for limit in seen)
-    seen.clear()
-    monkeypatch.setattr(_limits, "clock", TickingClock(1e-12))
-    spca.dspca_bca(S, lam, time_limit=1e6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", spca.ConvergenceWarning)
+        spca.dspca_bca(S, lam, **options)
+        assert seen and all(limit is None for limit in seen)
+        seen.clear()
+        monkeypatch.setattr(_limits, "clock", TickingClock(1e-12))
+        spca.dspca_bca(S, lam, time_limit=1e6, **options)
     assert seen and all(limit is not None and limit.limited for limit in seen)
