@@ -1608,10 +1608,10 @@ def _improve(cert: Certificate, out: tuple, label: str) -> Certificate:
 # Under a time limit, no support refinement starts with less than this many
 # seconds left: its first use in a process imports scipy.optimize (135-210
 # ms measured here), which no check of the limit can cut short, and one
-# refinement of a 16-40 feature support takes 0.1-0.3 s (L-BFGS-B, which
-# then stops at the limit, see spca._certificate.refine_on_support).  The
-# NYT sample's binary topics at time_limit=0.3 took 0.99 s, 0.9 s of it in
-# three refinements that did not check the limit.
+# refinement of a 12-34 feature support took 0.2-0.6 s (L-BFGS-B, which
+# now stops at the limit, see spca._certificate.refine_on_support).  The
+# NYT sample's binary topics at time_limit=0.3 took 0.87-0.99 s, 0.9 s of
+# it in three refinements that did not check the limit.
 REFINE_MIN_LEFT = 0.25
 # ... and none before this sweep: a solve that the sweeps certify soon needs
 # none (the binary covariance of 70 NYT-sample words at lam = 0.1593, in

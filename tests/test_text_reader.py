@@ -602,4 +602,3 @@ def test_zeros_made_in_place_in_a_remembered_corpus_are_still_dropped():
     assert open_source(corpus)._checked is not None
     stats = word_statistics(corpus, "binary")
     np.testing.assert_array_equal(stats.document_frequency, [1, 1, 1, 1])
-
