@@ -692,17 +692,6 @@ def test_complete_adds_the_most_coupled_features():
         _ksparse._Pool(B).complete(S, 8)
 
 
-class StepClock:
-    """A clock that moves 1e-6 s per reading (and as far as a test moves it)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 1e-6
-        return self.now
-
-
 @pytest.mark.parametrize("seconds, expected", [(1.0, 1), (1e6, None)])
 def test_soft_cuts_stop_before_an_eigensolve_that_would_pass_the_limit(
         monkeypatch, seconds, expected):
@@ -710,7 +699,7 @@ def test_soft_cuts_stop_before_an_eigensolve_that_would_pass_the_limit(
     # the first, 0.6 s are left of a 1 s limit, less than twice 0.4 s, and
     # no second one is made; with a long limit all of them are
     S = spiked(16, 20)
-    clock = StepClock()
+    clock = TickingClock(1e-6)  # (moved further by the test)
     monkeypatch.setattr(_limits, "clock", clock)
     real = _path._soft_cut
     calls = []
@@ -1595,7 +1584,7 @@ def test_descent_under_a_limit_only_with_time_for_its_eigensolves(monkeypatch):
     rng = np.random.default_rng(16)
     A = rng.standard_normal((30, 20))
     B = A.T @ A / 30
-    monkeypatch.setattr(_limits, "clock", StepClock())
+    monkeypatch.setattr(_limits, "clock", TickingClock(1e-6))
     limit = _limits.TimeLimit(1.0)
     cut = _path._descent_cut(B, 0.3, limit=limit,
                              eig_seconds=1.01 / _path.DESCENT_LIMIT_EIGS)
@@ -1933,17 +1922,6 @@ def test_fit_under_a_limit_reads_x_once_before_the_answers(monkeypatch):
     assert est.variance_upper_bounds_[1] >= best_k_sparse(schur(S, x0), 3) * (1 - 1e-12)
 
 
-class ManualClock:
-    """A clock that the test moves, and 1 us at each reading."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        self.now += 1e-6
-        return self.now
-
-
 @pytest.mark.parametrize("reading, seconds", [(0.0, 2.0), (1.0, 2.0), (5.0, 2.0)])
 def test_cli_time_limit_starts_before_the_sample_is_read(monkeypatch, capsys, reading,
                                                           seconds):
@@ -1956,7 +1934,7 @@ def test_cli_time_limit_starts_before_the_sample_is_read(monkeypatch, capsys, re
     import spca.text
     from spca.cli import main
 
-    clock = ManualClock()
+    clock = TickingClock(1e-6)  # (moved further by the test)
     monkeypatch.setattr(_limits, "clock", clock)
     real_load = spca.datasets.load_nytimes_sample
 
