@@ -1,9 +1,10 @@
 """Certificate probes without a solve (issue 27, spca._path._Solver.dual_probe):
 a rank-one primal polished from a nearby solve's loadings, the rank-one dual
-built around it and its leading eigenvector, alternated.  Its cut is checked
-against Clarabel's value of the relaxation (an independent reference) and
-against dspca_bca's certified bracket; a problem whose optimum has rank
-three makes it give up (and the probe solve runs)."""
+built around it and its leading eigenvector, alternated, with cluster duals
+for the groups of features that hold the eigenvalue up off the support.  Its
+cut is checked against Clarabel's value of the relaxation (an independent
+reference) and against dspca_bca's certified bracket; a problem whose
+optimum has rank three makes it give up (and the probe solve runs)."""
 
 import math
 
@@ -15,8 +16,11 @@ from hypothesis import strategies as st
 
 import spca
 from spca import _path
+from spca._certificate import rank_one_dual
 from spca._path import _Solver, _solver_options
 from spca._variance import _MatrixCovariance
+from spca.datasets import load_nytimes_sample
+from spca.text import candidate_covariance
 
 
 def factor_correlation(seed: int, n: int, n_samples: int = 80) -> np.ndarray:
@@ -72,6 +76,47 @@ def test_dual_probe_cut_is_above_the_certified_objective(seed, frac, step):
     ref = spca.dspca_bca(S, lam, tol=1e-9, max_sweeps=2000)
     assert cut >= ref.objective * (1 - 1e-12)
     assert cut <= ref.upper_bound * (1 + 2 * _path.DUAL_PROBE_GAP) + 1e-12
+
+
+# The 119 words (vocabulary ids of the NYT sample) that the fourth topic's
+# certificate probe works on in sparse_topics(load_nytimes_sample(),
+# n_components=5, cardinality=5): the 1,024 candidates less the first three
+# topics' words, the block relevant at NYT_CLUSTER_LAM.
+NYT_CLUSTER_WORDS = [
+    2, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 21, 22, 23, 25, 26, 27, 29, 30, 31,
+    32, 33, 38, 39, 40, 41, 42, 43, 44, 45, 46, 48, 49, 50, 51, 55, 57, 58, 59, 61, 63,
+    64, 67, 68, 69, 70, 71, 72, 74, 75, 77, 80, 81, 82, 84, 86, 87, 88, 90, 91, 92, 93,
+    95, 96, 97, 98, 99, 101, 102, 115, 120, 121, 124, 125, 126, 132, 150, 152, 153, 154,
+    157, 162, 169, 177, 179, 181, 187, 188, 195, 216, 218, 222, 225, 228, 237, 252, 253,
+    257, 263, 273, 277, 292, 294, 313, 319, 324, 353, 358, 391, 409, 433, 459, 488, 507,
+    558, 565, 836,
+]
+NYT_CLUSTER_LAM = 0.0652590438456858
+
+
+@pytest.mark.parametrize("near", [0.075, 0.0816, 0.09])
+def test_dual_probe_cluster_dual_on_the_nyt_block(near):
+    """At this lam the relaxation's optimum is rank one (9 words), yet the
+    rank-one dual of that very x, soft-thresholded elsewhere, is 2.3% above
+    phi: another topic's words hold its largest eigenvalue up.  The probe's
+    cluster dual for them closes the gap to DUAL_PROBE_GAP (without it the
+    probe was rejected and a 10 ms solve followed), and its cut lies inside
+    dspca_bca's certified bracket."""
+    C = candidate_covariance(load_nytimes_sample(), NYT_CLUSTER_WORDS)
+    lam = NYT_CLUSTER_LAM
+    ref = spca.dspca_bca(C, lam, tol=1e-10)
+    assert ref.gap <= 1e-10 and np.count_nonzero(ref.loadings) == 9
+    assert rank_one_dual(C, lam, ref.loadings) > 1.02 * ref.upper_bound
+    solver = solver_for(C)
+    solver.solve(near, 1e-6)  # (5 or 7 nonzeros: not the support at lam)
+    before = len(solver.trials)
+    assert solver.dual_probe(lam, math.inf) is not None
+    assert len(solver.trials) == before + 1
+    t = solver.trials[-1]
+    assert t.sweeps == 0 and t.role == "bound" and t.lam == lam
+    assert t.upper_bound >= ref.objective * (1 - 1e-12)
+    assert t.upper_bound <= ref.upper_bound * (1 + _path.DUAL_PROBE_GAP)
+    assert t.cardinality == 9
 
 
 def test_dual_probe_gives_up_at_a_rank_three_optimum(monkeypatch):
