@@ -35,6 +35,8 @@ well-formed ``docword`` records and leaves anything else to ``numpy.loadtxt``.
 
 import operator
 
+import numpy as np
+
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, sqrt
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -419,6 +421,12 @@ def _default_threads():
     return spca_omp_max_threads()
 
 
+def _scratch(Py_ssize_t nbytes):
+    """An uninitialised byte buffer of ``nbytes`` (at least 8), 8-byte
+    aligned (numpy's data alignment is at least 16 bytes)."""
+    return np.empty(max(nbytes, 8), dtype=np.uint8)
+
+
 def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,
                      const int64_t[::1] position, acc_t[:, ::1] pairs,
                      double[::1] squares, double[::1] sums, Py_ssize_t block=256, *,
@@ -560,8 +568,14 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     wordp = &word[0]
     xp = &x[0]
     posp = &position[0] if W > 0 else NULL
-    scol = <int32_t*> malloc(r * sizeof(int32_t))
-    sx = <acc_t*> malloc(r * sizeof(acc_t))
+    # (the candidate records' values, then their positions, in one numpy
+    # buffer: numpy asks the kernel for transparent huge pages on buffers of
+    # 4 MiB or more, so that first touching it costs a few page faults
+    # instead of one per 4 KiB, see _scratch)
+    scratch = _scratch(r * (sizeof(acc_t) + sizeof(int32_t)))
+    cdef unsigned char[::1] scratch_view = scratch
+    sx = <acc_t*> &scratch_view[0]
+    scol = <int32_t*> (&scratch_view[0] + r * sizeof(acc_t))
     off = <Py_ssize_t*> malloc(ng * stride * sizeof(Py_ssize_t))
     groups = <_Group*> calloc(ng, sizeof(_Group))
     if nb > 1:
@@ -700,8 +714,6 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
             for j in range(ng):
                 free(groups[j].ptr)
         free(groups)
-        free(scol)
-        free(sx)
         free(tcol)
         free(tx)
         free(off)
