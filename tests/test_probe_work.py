@@ -191,4 +191,4 @@ def test_nyt_topics_make_no_probe_solve_beyond_the_room(monkeypatch):
         assert planned(size, cap) <= room * (1 + 1e-12)
     before = [0.910885, 0.961009, 0.982386, 0.928777, 0.961845]
     ratios = [t.certified_ratio for t in res.topics]
-    assert all(r >= b - 1e-6 for r, b in zip(ratios, before)), ratios
+    assert all(r >= b - 1e-6 for r, b in zip(ratios, before, strict=True)), ratios
