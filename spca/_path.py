@@ -1748,8 +1748,8 @@ BOUND_RTOL = 2e-3
 # NCI60's 2,000 genes at k = 10, 50; digits, breast cancer and wine,
 # standardised and raw, k = 5, 10; the NYT top 300 words' covariance and
 # correlation, k = 5, 10, 20; one BLAS thread): at 3 and 10 every certified
-# ratio was that of the last release or higher; at 1, four fell by
-# 0.2-1.4%.  Without the WORK_FLOOR, the first searches of a path over the
+# ratio was that of 938e7df (before the cluster duals) or higher; at 1,
+# four fell by 0.2-1.4%.  Without the WORK_FLOOR, the first searches of a path over the
 # 60-feature Gaussian covariance (90 units of work) had a probe of 4.7e6
 # cut, and 13 of its 60 certified ratios moved by up to 5e-4.
 PROBE_SOLVE_WORK = 10.0
@@ -2604,7 +2604,7 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 excess += spent
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
-        # (and at most PROBE_SOLVE_WORK times the search's own solves)
+        # (and within PROBE_SOLVE_WORK times the solver's work, probe_room)
         cap = min(BOUND_SWEEPS, probe_sweeps(size, min(left, probe_room)))
         if cap < 1:
             break
