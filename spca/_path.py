@@ -814,7 +814,9 @@ class _Solver:
             off = free.nonzero()[0]
             if off.size == 0 or not np.any(y[off]):
                 break
-            x_c, value = polish(B[off[:, None], off], lam, y[off])
+            block = np.empty((off.size, off.size))
+            _bca_fast.principal_block(B, off, block)
+            x_c, value = polish(block, lam, y[off])
             x_full = np.zeros(m)
             x_full[off] = x_c
             if value > lower:
@@ -1637,7 +1639,7 @@ def _search(cov: _Covariance, k: int, *, tol: float, search_tol: float, max_solv
             bound, bound_lam = _certify(solver, k, pick.covers, first, free, extra, guide,
                                         limit=limit, soft=soft, hopeless=descent,
                                         dual=True, jumps_made=crossed, fine=fine,
-                                        search_work=solver.work)
+                                        capped=True)
         except _Stop as stop:
             status, stopped = stop.status, True
         except KeyboardInterrupt:
@@ -2517,12 +2519,12 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
              soft: list[_ksparse.Cut] | None = None,
              hopeless: bool = False, dual: bool = False,
              jumps_made: int = 0, fine: bool = False,
-             search_work: float = math.inf) -> tuple[float, float]:
+             capped: bool = False) -> tuple[float, float]:
     """``min`` over the solves at ``lam >= outside`` of ``U(lam) + lam k``, after at
     most BOUND_SOLVES more solves where they lower it (none if not ``probes``;
     their work is capped by BOUND_WORK times the search's and BOUND_EIGS
-    eigvalsh, and each one's by PROBE_SOLVE_WORK times ``search_work``, the
-    modelled work of the solver's solves, or WORK_FLOOR), and the bounds
+    eigvalsh, and with ``capped`` each one's by PROBE_SOLVE_WORK times the
+    modelled work of the solver's solves so far, or WORK_FLOOR), and the bounds
     ``free`` that need no solve: ``(bound, lam)``
     (``lam`` is ``nan`` for a bound without a solve); ``extra`` are cuts
     without a solve, of which ``guide`` also place the probes (a
@@ -2550,7 +2552,8 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
     npos = int(np.count_nonzero(d > 0))
     eig_budget = max(BOUND_EIGS * float(npos) ** 3, WORK_FLOOR)
     excess = 0.0  # the probes' work beyond solve_work's count (see sweep_cost)
-    probe_room = max(PROBE_SOLVE_WORK * search_work, WORK_FLOOR)  # (each probe solve's)
+    # (each probe solve's work, see PROBE_SOLVE_WORK)
+    probe_room = max(PROBE_SOLVE_WORK * work0, WORK_FLOOR) if capped else math.inf
 
     def cuts() -> list[_ksparse.Cut]:
         return [_ksparse.Cut(t.lam, t.upper_bound, t.l1_norm) for t in solver.trials
@@ -2604,7 +2607,6 @@ def _certify(solver: _Solver, k: int, covers: tuple[NDArray[np.float64], bool],
                 excess += spent
                 if len(solver.trials) > made:
                     continue  # (accepted: its cut is a trial)
-        # (and within PROBE_SOLVE_WORK times the solver's work, probe_room)
         cap = min(BOUND_SWEEPS, probe_sweeps(size, min(left, probe_room)))
         if cap < 1:
             break

@@ -109,14 +109,15 @@ def test_probes_stay_within_budget_at_large_n(monkeypatch):
 
 
 def _probe_plans(monkeypatch):
-    """Record each certificate's ``search_work`` and each probe solve's
-    ``(size, max_sweeps, search_work)``."""
+    """Record each certificate's ``search_work`` (the solver's work when it
+    starts, for a capped one; else inf) and each probe solve's ``(size,
+    max_sweeps, search_work)``."""
     seen: dict[str, float] = {}
     probes: list[tuple[int, int, float]] = []
     orig_certify = _path._certify
 
     def certify(*args, **kw):
-        seen["search_work"] = kw.get("search_work", math.inf)
+        seen["search_work"] = args[0].work if kw.get("capped") else math.inf
         return orig_certify(*args, **kw)
 
     orig_solve = _path._Solver.solve

@@ -421,12 +421,6 @@ def _default_threads():
     return spca_omp_max_threads()
 
 
-def _scratch(Py_ssize_t nbytes):
-    """An uninitialised byte buffer of ``nbytes`` (at least 8), 8-byte
-    aligned (numpy's data alignment is at least 16 bytes)."""
-    return np.empty(max(nbytes, 8), dtype=np.uint8)
-
-
 def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[::1] x,
                      const int64_t[::1] position, acc_t[:, ::1] pairs,
                      double[::1] squares, double[::1] sums, Py_ssize_t block=256, *,
@@ -571,8 +565,9 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     # (the candidate records' values, then their positions, in one numpy
     # buffer: numpy asks the kernel for transparent huge pages on buffers of
     # 4 MiB or more, so that first touching it costs a few page faults
-    # instead of one per 4 KiB, see _scratch)
-    scratch = _scratch(r * (sizeof(acc_t) + sizeof(int32_t)))
+    # instead of one per 4 KiB; r > 0 here, and numpy's data is at least
+    # 16-byte aligned, so the values are aligned)
+    scratch = np.empty(r * (sizeof(acc_t) + sizeof(int32_t)), dtype=np.uint8)
     cdef unsigned char[::1] scratch_view = scratch
     sx = <acc_t*> &scratch_view[0]
     scol = <int32_t*> (&scratch_view[0] + r * sizeof(acc_t))
