@@ -565,3 +565,47 @@ def test_pass2_falls_back_on_non_integer_values_mid_corpus():
     np.testing.assert_allclose(gram, S.T @ S, rtol=1e-13)
     np.testing.assert_array_equal(gram, gram.T)
     np.testing.assert_allclose(sums, S.sum(axis=0), rtol=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_docs=st.integers(1, 40), density=st.floats(0.0, 1.0),
+       int64=st.booleans(), data=st.data())
+def test_document_ids_equal_repeat(seed, n_docs, density, int64, data):
+    from spca.text._cooccur import document_ids
+
+    X = sp.random(n_docs, 7, density=density, format="csr", random_state=seed)
+    indptr = X.indptr.astype(np.int64 if int64 else np.int32)
+    row = data.draw(st.integers(0, n_docs))
+    stop = data.draw(st.integers(row, n_docs))
+    out = np.full(int(indptr[stop] - indptr[row]), -1, dtype=np.int64)
+    document_ids(indptr, row, stop, out)
+    expected = np.repeat(np.arange(row, stop), np.diff(indptr[row:stop + 1]))
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_document_ids_rejects_bad_arguments():
+    from spca.text._cooccur import document_ids
+
+    indptr = np.array([0, 2, 2, 5], dtype=np.int32)
+    with pytest.raises(ValueError, match=r"rows 2\.\.4 out of range 0\.\.3"):
+        document_ids(indptr, 2, 4, np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError, match=r"rows 2\.\.1 out of range"):
+        document_ids(indptr, 2, 1, np.empty(0, dtype=np.int64))
+    with pytest.raises(ValueError, match="out must have length 5, got 4"):
+        document_ids(indptr, 0, 3, np.empty(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="indptr decreases at row 1"):
+        document_ids(np.array([0, 3, 1, 4], dtype=np.int64), 0, 3, np.empty(4, dtype=np.int64))
+
+
+@pytest.mark.parametrize("shape", [7, (3, 5), 1 << 18, (1024, 1024), (3, 1 << 19)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint8])
+def test_huge_empty_is_empty_aligned_for_huge_pages(shape, dtype):
+    from spca.text._memory import HUGE_PAGE, huge_empty
+
+    a = huge_empty(shape, dtype)
+    assert a.shape == ((shape,) if isinstance(shape, int) else shape)
+    assert a.dtype == np.dtype(dtype) and a.flags.c_contiguous and a.flags.writeable
+    if a.nbytes >= HUGE_PAGE:
+        assert a.ctypes.data % HUGE_PAGE == 0
+    a[...] = 1  # every byte is the caller's
+    assert a.sum() == a.size

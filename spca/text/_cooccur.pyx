@@ -37,6 +37,8 @@ import operator
 
 import numpy as np
 
+from ._memory import huge_empty
+
 from libc.stdint cimport int32_t, int64_t
 from libc.math cimport fabs, sqrt
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -360,6 +362,40 @@ def word_moments(const word_t[::1] word, const double[::1] x, Py_ssize_t n_docs,
         raise ValueError(f"word index {word[i]} out of range 0..{W - 1}")
 
 
+ctypedef fused ptr_t:
+    int32_t
+    int64_t
+
+
+def document_ids(const ptr_t[::1] indptr, Py_ssize_t row, Py_ssize_t stop,
+                 int64_t[::1] out):
+    """The document of each record of the CSR rows ``row .. stop - 1``:
+    ``np.repeat(np.arange(row, stop), np.diff(indptr[row:stop + 1]))``,
+    written into ``out`` (of length ``indptr[stop] - indptr[row]``).
+
+    Raises
+    ------
+    ValueError
+        If ``row .. stop`` is not a range of rows of ``indptr``, if
+        ``indptr`` decreases there, or for a wrong length of ``out``.
+    """
+    cdef Py_ssize_t d, i, lo, a, b
+    if not 0 <= row <= stop < indptr.shape[0]:
+        raise ValueError(f"rows {row}..{stop} out of range 0..{indptr.shape[0] - 1}")
+    lo = indptr[row]
+    if out.shape[0] != indptr[stop] - lo:
+        raise ValueError(f"out must have length {indptr[stop] - lo}, got {out.shape[0]}")
+    for d in range(row, stop):
+        if indptr[d + 1] < indptr[d]:
+            raise ValueError(f"indptr decreases at row {d}")
+    with nogil:
+        for d in range(row, stop):
+            a = indptr[d] - lo
+            b = indptr[d + 1] - lo
+            for i in range(a, b):
+                out[i] = d
+
+
 def normalize_documents(const doc_t[::1] doc, double[::1] x, int norm):
     """Divide the values of each document by their l1 or l2 norm, in place.
 
@@ -565,9 +601,10 @@ def cooccurrence_add(const doc_t[::1] doc, const word_t[::1] word, const double[
     # (the candidate records' values, then their positions, in one numpy
     # buffer: numpy asks the kernel for transparent huge pages on buffers of
     # 4 MiB or more, so that first touching it costs a few page faults
-    # instead of one per 4 KiB; r > 0 here, and numpy's data is at least
-    # 16-byte aligned, so the values are aligned)
-    scratch = np.empty(r * (sizeof(acc_t) + sizeof(int32_t)), dtype=np.uint8)
+    # instead of one per 4 KiB, and huge_empty aligns it so that every
+    # 2 MiB of it can be one; r > 0 here, and the data is at least 16-byte
+    # aligned, so the values are aligned)
+    scratch = huge_empty(r * (sizeof(acc_t) + sizeof(int32_t)), np.uint8)
     cdef unsigned char[::1] scratch_view = scratch
     sx = <acc_t*> &scratch_view[0]
     scol = <int32_t*> (&scratch_view[0] + r * sizeof(acc_t))

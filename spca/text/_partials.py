@@ -24,6 +24,7 @@ from ._cooccur import (
     symmetrize_int_gram,
     word_moments,
 )
+from ._memory import huge_empty
 from ._uci import DocumentChunk
 
 __all__ = [
@@ -272,7 +273,7 @@ def pass2_partial(chunks: Iterable[DocumentChunk], words: NDArray[np.int64], n_w
             and bool(np.all(words[1:] > words[:-1]))):
         # (in the first half of the float64 k x k output, which
         # symmetrize_int_gram widens in place: no more memory than float64)
-        gram = np.empty((k, k))
+        gram = huge_empty((k, k))
         ld = _leading_dimension(k, 4)
         ipairs = gram.reshape(-1).view(np.int32)[:k * ld].reshape(k, ld)
         ipairs[...] = 0

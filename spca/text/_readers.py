@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ._cooccur import document_ids
+from ._memory import huge_empty
 from ._uci import (
     DEFAULT_CHUNK_SIZE,
     DocumentChunk,
@@ -139,7 +141,10 @@ class _SparseSource(_Source):
             stop = int(np.searchsorted(indptr, indptr[row] + chunk_size, side="right")) - 1
             stop = min(max(stop, row + 1), self.n_docs)
             lo, hi = int(indptr[row]), int(indptr[stop])
-            doc = np.repeat(np.arange(row, stop, dtype=np.int64), np.diff(indptr[row:stop + 1]))
+            # (np.repeat(np.arange(row, stop), np.diff(indptr[row:stop + 1])),
+            # into an array aligned for huge pages, see spca.text._memory)
+            doc = huge_empty(hi - lo, np.int64)
+            document_ids(indptr, row, stop, doc)
             word = X.indices[lo:hi]
             count = X.data[lo:hi]
             # (two reductions instead of three scans: a NaN propagates
