@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 from ._certificate_fast import (
     barrier_fill,
     polish_support,
+    polish_thresholds,
     project_cross,
     project_rows,
     soft_fill,
@@ -274,33 +275,12 @@ def polish(Sigma: np.ndarray, lam: float, v: np.ndarray,
     n = Sigma.shape[0]
     if max_support is None:
         max_support = max(POLISH_MIN_SUPPORT, n // 3)
-    a = np.abs(v)
-    vmax = a.max()
-    best_x, best_val = None, -np.inf
-    seen: set[int] = set()
-    worse = 0  # consecutive supports below the best so far
-    for theta in SUPPORT_THRESHOLDS:
-        S = (a >= theta * vmax).nonzero()[0]  # (np.flatnonzero without its wrappers)
-        if S.size in seen or (S.size > max_support and best_x is not None):
-            continue
-        if worse >= POLISH_PATIENCE:
-            break
-        seen.add(S.size)
-        signs = np.sign(v[S])
-        key = (S.tobytes(), signs.tobytes())
-        hit = None if memo is None else memo.get(key)
-        if hit is None:
-            hit = _polish_support(Sigma, lam, S, signs)
-            if memo is not None:
-                memo[key] = hit
-        x, val = hit
-        # Strict improvement needed, so that ties keep the smaller support.
-        if best_x is None or val > best_val + 1e-12 * abs(best_val):
-            best_x, best_val = x, val
-            worse = 0
-        elif val < best_val:
-            worse += 1
-    return best_x, best_val
+    if v.size == 0:
+        raise ValueError("polish needs a direction v with at least one entry")
+    # (the loop in one compiled call, see spca._certificate_fast)
+    return polish_thresholds(np.ascontiguousarray(Sigma, dtype=np.float64), float(lam),
+                             np.ascontiguousarray(v, dtype=np.float64), SUPPORT_THRESHOLDS,
+                             max_support, POLISH_PATIENCE, memo)
 
 
 def _project_rows(R0: np.ndarray, xs: np.ndarray, lo: np.ndarray, hi: np.ndarray

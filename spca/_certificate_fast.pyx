@@ -231,6 +231,94 @@ def polish_support(const double[:, ::1] Sigma, const Py_ssize_t[::1] S,
     return best
 
 
+def polish_thresholds(const double[:, ::1] Sigma, double lam, const double[::1] v,
+                      thresholds, Py_ssize_t max_support, int patience, memo,
+                      int max_iter=5):
+    """The loop of ``_certificate.polish`` over the supports
+    ``S = {i : |v_i| >= theta max|v|}`` (``theta`` in ``thresholds``, in
+    order), each polished by :func:`polish_support` from ``sign(v_S)``:
+    ``(x, value)`` of the best (the smallest support on ties within a relative
+    ``1e-12``).  A support of a size seen before is skipped, so is one larger
+    than ``max_support`` once there is a candidate; the loop stops after
+    ``patience`` supports in a row that polish below the best.  ``x`` has
+    length ``len(v)``, zero off its support; a one-feature support gives
+    ``e_i`` and ``Sigma_ii - lam``.  ``memo`` (a dict, or ``None``) caches
+    ``(x, value)`` by ``(S.tobytes(), signs.tobytes())`` (``S`` as intp,
+    ``signs`` as float64), as ``_certificate.polish`` did in Python.
+    """
+    cdef Py_ssize_t n = v.shape[0], i, j, count
+    cdef double vmax = 0.0, t, val, best_val = -INFINITY
+    cdef int worse = 0
+    if Sigma.shape[0] != n or Sigma.shape[1] != n:
+        raise ValueError(f"Sigma must be {n} x {n} (the length of v), got "
+                         f"({Sigma.shape[0]}, {Sigma.shape[1]})")
+    a = np.empty(n)
+    cdef double[::1] av = a
+    for i in range(n):
+        av[i] = fabs(v[i])
+    if n:
+        vmax = av[0]
+        for i in range(1, n):
+            # (np.max: a NaN wins)
+            if av[i] > vmax or av[i] != av[i]:
+                vmax = av[i]
+    best_x = None
+    seen = set()
+    cdef Py_ssize_t[::1] Sv
+    cdef double[::1] sv
+    cdef double[::1] xv
+    for theta in thresholds:
+        t = <double> theta * vmax
+        count = 0
+        for i in range(n):
+            if av[i] >= t:
+                count += 1
+        if count in seen or (count > max_support and best_x is not None):
+            continue
+        if worse >= patience:
+            break
+        seen.add(count)
+        S = np.empty(count, dtype=np.intp)
+        signs = np.empty(count)
+        Sv = S
+        sv = signs
+        j = 0
+        for i in range(n):
+            if av[i] >= t:
+                Sv[j] = i
+                # (np.sign)
+                sv[j] = 1.0 if v[i] > 0 else (-1.0 if v[i] < 0 else v[i])
+                j += 1
+        key = None
+        hit = None
+        if memo is not None:
+            key = (S.tobytes(), signs.tobytes())
+            hit = memo.get(key)
+        if hit is None:
+            x = np.zeros(n)
+            xv = x
+            if count == 1:
+                xv[Sv[0]] = 1.0
+                val = Sigma[Sv[0], Sv[0]] - lam
+            else:
+                xs = np.empty(count)
+                val = polish_support(Sigma, S, signs, lam, max_iter, xs)
+                sv = xs
+                for j in range(count):
+                    xv[Sv[j]] = sv[j]
+            hit = (x, float(val))
+            if memo is not None:
+                memo[key] = hit
+        x, val = hit
+        # Strict improvement needed, so that ties keep the smaller support.
+        if best_x is None or val > best_val + 1e-12 * fabs(best_val):
+            best_x, best_val = x, val
+            worse = 0
+        elif val < best_val:
+            worse += 1
+    return best_x, best_val
+
+
 cdef inline double _clip(double v, double lo, double hi) noexcept nogil:
     """``v`` clipped to ``[lo, hi]`` as NumPy's clip does (the lower end
     first, then the upper)."""

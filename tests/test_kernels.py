@@ -324,6 +324,81 @@ def test_polish_support_matches_the_numpy_loop(seed, n, lam, max_iter):
     assert np.linalg.norm(x) == pytest.approx(1.0, abs=1e-12)
 
 
+def _polish_loop_reference(Sigma, lam, v, thresholds, max_support, patience, memo):
+    """_certificate.polish's loop over the thresholds as it was written in
+    Python (each support polished by the compiled polish_support)."""
+    a = np.abs(v)
+    vmax = a.max()
+    best_x, best_val = None, -np.inf
+    seen = set()
+    worse = 0
+    for theta in thresholds:
+        S = np.flatnonzero(a >= theta * vmax)
+        if S.size in seen or (S.size > max_support and best_x is not None):
+            continue
+        if worse >= patience:
+            break
+        seen.add(S.size)
+        signs = np.sign(v[S])
+        key = (S.tobytes(), signs.tobytes())
+        hit = None if memo is None else memo.get(key)
+        if hit is None:
+            x = np.zeros(v.size)
+            if S.size == 1:
+                x[S[0]] = 1.0
+                hit = (x, float(Sigma[S[0], S[0]]) - lam)
+            else:
+                xs = np.empty(S.size)
+                val = cfast.polish_support(Sigma, S.astype(np.intp), signs, lam, 5, xs)
+                x[S] = xs
+                hit = (x, float(val))
+            if memo is not None:
+                memo[key] = hit
+        x, val = hit
+        if best_x is None or val > best_val + 1e-12 * abs(best_val):
+            best_x, best_val = x, val
+            worse = 0
+        elif val < best_val:
+            worse += 1
+    return best_x, best_val
+
+
+@settings(max_examples=80)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), lam=st.floats(0.0, 1.0),
+       max_support=st.integers(1, 40), patience=st.integers(1, 3), sparse=st.booleans(),
+       memo=st.booleans())
+def test_polish_thresholds_is_the_python_loop_bit_for_bit(seed, n, lam, max_support, patience,
+                                                          sparse, memo):
+    from spca._certificate import SUPPORT_THRESHOLDS
+
+    rng = np.random.default_rng(seed)
+    Sigma = _sample_covariance(rng, n)
+    v = rng.standard_normal(n) * rng.uniform(1e-8, 1.0, n) ** 3
+    if sparse:
+        v[rng.random(n) < 0.5] = 0.0
+        v[rng.integers(n)] = 1.0
+    memo_a = {} if memo else None
+    memo_b = {} if memo else None
+    for _ in range(2):  # (the second call from the memo, if any)
+        x, val = cfast.polish_thresholds(Sigma, lam, v, SUPPORT_THRESHOLDS, max_support,
+                                         patience, memo_a)
+        ref_x, ref_val = _polish_loop_reference(Sigma, lam, v, SUPPORT_THRESHOLDS,
+                                                max_support, patience, memo_b)
+        assert val == ref_val
+        np.testing.assert_array_equal(x, ref_x)
+    if memo:
+        assert memo_a.keys() == memo_b.keys()
+
+
+def test_polish_thresholds_rejects_bad_arguments():
+    with pytest.raises(ValueError, match=r"Sigma must be 3 x 3 \(the length of v\), got \(2, 2\)"):
+        cfast.polish_thresholds(np.eye(2), 0.1, np.ones(3), (0.5,), 3, 2, None)
+    with pytest.raises(ValueError, match="at least one entry"):
+        from spca._certificate import polish
+
+        polish(np.zeros((0, 0)), 0.1, np.zeros(0))
+
+
 def test_certificate_kernels_reject_bad_arguments():
     with pytest.raises(ValueError, match=r"must be square, got shape \(2, 3\)"):
         cfast.top_eigh(np.zeros((2, 3)))
