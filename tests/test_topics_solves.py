@@ -379,3 +379,19 @@ def test_principal_block_kernel_refuses_bad_input():
         _bca_fast.principal_block(np.eye(3), np.array([0, 3], dtype=np.intp), np.empty((2, 2)))
     with pytest.raises(ValueError, match="out 2 x 2"):
         _bca_fast.principal_block(np.eye(3), np.array([0, 1], dtype=np.intp), np.empty((3, 3)))
+
+
+@given(a=st.lists(st.integers(0, 60), max_size=40, unique=True),
+       b=st.lists(st.integers(0, 60), max_size=40, unique=True),
+       sort_a=st.booleans(), sort_b=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_matched_is_intersect1d(a, b, sort_a, sort_b):
+    """The warm start's index matching gives np.intersect1d's indices,
+    sorted inputs (binary search) or not (intersect1d itself)."""
+    a = np.array(sorted(a) if sort_a else a, dtype=np.intp)
+    b = np.array(sorted(b) if sort_b else b, dtype=np.intp)
+    _, ia, ib = np.intersect1d(a, b, assume_unique=True, return_indices=True)
+    ja, jb = _path._matched(a, b)
+    np.testing.assert_array_equal(ja, ia)
+    np.testing.assert_array_equal(jb, ib)
+    assert ja.dtype == ia.dtype and jb.dtype == ib.dtype
