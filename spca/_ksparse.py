@@ -308,20 +308,15 @@ class _Pool:
             BRR = BR.take(R, axis=1) if BRR is None else BRR
             BRC = BR.take(C, axis=1) if BRC is None else BRC
         mu, U = np.linalg.eigh(BRR)
-        X = BRC
-        top = float(mu[-1])
-        lower, bound = _pair_bounds(top, U[:, -1], X, c)
-        floor = max(floor, float(lower.max()) * (1.0 - 1e-12))
-        keep = (bound > floor).nonzero()[0]
-        if keep.size == 0:
-            return -1, floor
-        # (the couplings in the eigenbasis of the kept candidates only: one
-        # product of |R| x |R| by |R| x |keep|, not by |R| x |C|)
-        W = U.T @ X[:, keep]
-        vals = bordered_top(mu, W * W, c[keep])
-        j = int(np.argmax(vals))
-        if vals[j] > floor:
-            return int(C[keep[j]]), float(vals[j])
+        # (the candidates' 2 x 2 bounds from the top eigenpair, see
+        # _pair_bounds, then bordered_top of those that can beat the best
+        # lower bound: one compiled call)
+        j, val, floor = _ksparse_fast.best_addition(
+            mu, np.ascontiguousarray(U), np.ascontiguousarray(BRC, dtype=np.float64),
+            np.ascontiguousarray(c, dtype=np.float64), float(floor), SECULAR_ITER,
+            SECULAR_RTOL)
+        if j >= 0:
+            return int(C[j]), float(val)
         return -1, floor
 
     def grow(self, S: NDArray[np.intp], k: int,

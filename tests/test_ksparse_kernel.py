@@ -210,3 +210,53 @@ def test_pair_bounds_kernel_refuses_mismatched_shapes():
     z = np.zeros(3)
     with pytest.raises(ValueError, match="shapes do not match"):
         _ksparse_fast.pair_bounds(1.0, z, z, np.zeros(4), np.zeros(4), np.zeros(4))
+
+
+def _best_addition_numpy(B, R, C, floor):
+    """_Pool._best_addition's scoring as it was written with NumPy."""
+    c = np.diag(B)[C]
+    mu, U = np.linalg.eigh(B[np.ix_(R, R)])
+    X = B[np.ix_(R, C)]
+    lower, bound = _ksparse._pair_bounds(float(mu[-1]), U[:, -1], X, c)
+    floor = max(floor, float(lower.max()) * (1.0 - 1e-12))
+    keep = (bound > floor).nonzero()[0]
+    if keep.size == 0:
+        return -1, floor
+    W = U.T @ X[:, keep]
+    vals = _ksparse.bordered_top(mu, W * W, c[keep])
+    j = int(np.argmax(vals))
+    if vals[j] > floor:
+        return int(C[keep[j]]), float(vals[j])
+    return -1, floor
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 40), r=st.integers(1, 8),
+       floor=st.sampled_from([-np.inf, 0.0, 0.5, 2.0, 50.0]))
+def test_best_addition_kernel_matches_numpy(seed, n, r, floor):
+    """The compiled scoring picks the NumPy path's candidate with its value
+    (to rounding: its sums run in index order), and the same floor."""
+    rng = np.random.default_rng(seed)
+    F = rng.standard_normal((n + 3, n)) * rng.uniform(0.1, 3.0, n)
+    B = F.T @ F / (n + 3)
+    r = min(r, n - 1)
+    perm = rng.permutation(n)
+    R, C = np.sort(perm[:r]), np.sort(perm[r:])
+    ref_j, ref_val = _best_addition_numpy(B, R, C, floor)
+    j, val = _ksparse._Pool(B)._best_addition(R, C, floor)
+    scale = float(np.abs(B).max())
+    if ref_j < 0 or j < 0:
+        assert j == ref_j
+    else:
+        # a different candidate only within rounding of the best value
+        assert j == ref_j or abs(val - ref_val) <= 1e-12 * scale
+    assert val == pytest.approx(ref_val, rel=1e-12, abs=1e-13 * scale)
+
+
+def test_best_addition_kernel_rejects_bad_shapes():
+    with pytest.raises(ValueError, match=r"mu \(2,\), U \(2, 2\), X \(3, 4\)"):
+        _ksparse_fast.best_addition(np.zeros(2), np.eye(2), np.zeros((3, 4)), np.zeros(4),
+                                    0.0, 60, 1e-13)
+    with pytest.raises(ValueError, match="needs a support and a candidate"):
+        _ksparse_fast.best_addition(np.zeros(2), np.eye(2), np.zeros((2, 0)), np.zeros(0),
+                                    0.0, 60, 1e-13)
