@@ -15,9 +15,9 @@ one loop, with NumPy's operations in NumPy's order.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from libc.math cimport INFINITY, fabs, sqrt
+from libc.stdlib cimport free, malloc
 
 import numpy as np
-from libc.stdlib cimport free, malloc
 
 
 cdef void _secular(const double* mu, const double* W2, Py_ssize_t ld, const double* c,
