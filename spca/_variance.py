@@ -148,7 +148,8 @@ class _MatrixCovariance(_Covariance):
     """
 
     @classmethod
-    def formed(cls, S: NDArray[np.float64], name: str = "Sigma") -> _MatrixCovariance:
+    def formed(cls, S: NDArray[np.float64], name: str = "Sigma",
+               rowmax: NDArray[np.float64] | None = None) -> _MatrixCovariance:
         """Wrap a dense covariance that this package formed, without checks.
 
         For the output of :func:`spca.text.candidate_covariance`: a float64,
@@ -156,7 +157,8 @@ class _MatrixCovariance(_Covariance):
         (``X_c' X_c / D`` for the centred columns ``X_c``), so the ``O(n^2)``
         validation and the ``O(n^3)`` PSD test of the public entry points are
         skipped.  The array is used as is (not copied); a diagonal entry that
-        rounding made negative reads as 0.
+        rounding made negative reads as 0.  ``rowmax``, when the caller has
+        it, is :meth:`offdiag_rowmax` of ``S`` (kept, not recomputed).
         """
         self = cls.__new__(cls)
         self.name = name
@@ -165,6 +167,8 @@ class _MatrixCovariance(_Covariance):
         check_scale(self.diag, name)
         self.S = S
         self.psd_checked = True
+        if rowmax is not None:
+            self._rowmax = rowmax
         return self
 
     def __init__(self, Sigma: Any, name: str = "Sigma") -> None:

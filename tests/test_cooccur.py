@@ -127,6 +127,43 @@ def test_centre_gram():
     np.testing.assert_array_equal(gram, gram.T)
 
 
+@pytest.mark.parametrize("k", [1, 2, 5, 130])
+def test_centre_gram_row_maxima_are_offdiag_rowmax(k):
+    from spca._variance import offdiag_rowmax
+
+    rng = np.random.default_rng(k)
+    X = rng.standard_normal((9, k))
+    gram = X.T @ X
+    gram = gram + gram.T
+    mean = rng.standard_normal(k)
+    rowmax = np.full(k, np.nan)
+    centre_gram(gram, mean, 9, rowmax)
+    np.testing.assert_array_equal(rowmax, offdiag_rowmax(gram))
+    with pytest.raises(ValueError, match=f"rowmax must have length {k}, got {k + 1}"):
+        centre_gram(gram, mean, 9, np.empty(k + 1))
+
+
+def test_topics_covariance_keeps_the_row_maxima_of_its_matrix():
+    """sparse_topics' covariance operator gets the row maxima of the matrix
+    it wraps from the centring sweep, equal to offdiag_rowmax's; and none
+    when rows are recomputed after that sweep (the accurate rows)."""
+    from spca._variance import offdiag_rowmax
+    from spca.datasets import load_nytimes_sample
+    from spca.text import word_statistics
+    from spca.text._stats import _candidate_covariance
+
+    corpus = load_nytimes_sample()
+    stats = word_statistics(corpus)
+    words = np.sort(np.argsort(-stats.variance)[:300])
+    C, rowmax = _candidate_covariance(corpus, words, stats=stats)
+    np.testing.assert_array_equal(rowmax, offdiag_rowmax(C))
+    # a word nearly constant in every document: its row is computed again
+    X = sp.csr_array(np.column_stack([np.full(50, 1e8) + np.arange(50) % 3,
+                                      np.arange(50) % 2 + 1.0]))
+    C2, rowmax2 = _candidate_covariance(X, [0, 1])
+    assert rowmax2 is None
+
+
 @pytest.mark.parametrize("norm", [1, 2])
 def test_normalize_documents(norm):
     doc = np.array([3, 3, 3, 0, 5, 5], dtype=np.int32)  # contiguous, any order

@@ -391,6 +391,19 @@ def candidate_covariance(
     >>> candidate_covariance(X, [0, 2]).tolist()
     [[1.0, -1.0], [-1.0, 1.0]]
     """
+    return _candidate_covariance(source, words, transform, normalize, stats=stats,
+                                 chunk_size=chunk_size, progress=progress, backend=backend,
+                                 client=client)[0]
+
+
+def _candidate_covariance(source: Any, words: ArrayLike, transform: Transform = "count",
+                          normalize: Normalize = None, *, stats: WordStatistics | None = None,
+                          chunk_size: int = DEFAULT_CHUNK_SIZE, progress: bool = False,
+                          backend: Backend = "local", client: Any = None
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """:func:`candidate_covariance` and, for the local backend, the
+    off-diagonal row maxima of ``|cov|`` (``spca._variance.offdiag_rowmax``)
+    from the centring sweep (``None`` otherwise)."""
     _check_transform(transform, normalize)
     backend = _check_backend(backend, client)
     src = open_source(source)
@@ -409,7 +422,7 @@ def candidate_covariance(
             f"stats describe a {stats.n_docs} x {stats.n_words} corpus, source is {D} x {W}"
         )
     if k == 0:
-        return np.zeros((0, 0))
+        return np.zeros((0, 0)), None
     idf = None
     if transform == "tfidf":
         if stats is None:
@@ -430,7 +443,8 @@ def candidate_covariance(
     # gram / D - outer(mean, mean) in place: the local gram is ours, a dask
     # result may still be referenced by an in-process worker
     cov = np.array(gram, order="C") if backend == "dask" else gram
-    centre_gram(cov, mean, D)  # exactly symmetric, as gram is
+    rowmax = None if backend == "dask" else np.empty(k)
+    centre_gram(cov, mean, D, rowmax)  # exactly symmetric, as gram is
     # Words whose variance is tiny next to E[x^2] lost their digits to the
     # subtraction: their rows and columns are computed again, shifted.
     accurate = np.flatnonzero((second > 0) & (np.diagonal(cov) <= _CANCELLATION * second))
@@ -443,7 +457,8 @@ def candidate_covariance(
         rows[:, accurate] = 0.5 * (rows[:, accurate] + rows[:, accurate].T)
         cov[accurate, :] = rows
         cov[:, accurate] = rows.T
-    return cov
+        rowmax = None  # (rows changed after the centring sweep)
+    return cov, rowmax
 
 
 #: A word is recomputed shifted when its computed variance is at most this

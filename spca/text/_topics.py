@@ -43,7 +43,13 @@ from .._bca import ConvergenceWarning
 from .._limits import AIM, STATUS_TIME_LIMIT, TimeLimit, check_time_limit
 from .._validation import MAX_SCALE, MIN_SCALE, check_int
 from ._source import open_source
-from ._stats import Normalize, Transform, WordStatistics, candidate_covariance, word_statistics
+from ._stats import (
+    Normalize,
+    Transform,
+    WordStatistics,
+    _candidate_covariance,
+    word_statistics,
+)
 
 __all__ = ["Topic", "Topics", "sparse_topics"]
 
@@ -371,16 +377,16 @@ def sparse_topics(
         ta = time.perf_counter()
         try:
             with _one_openmp_thread() if late else contextlib.nullcontext():
-                C = candidate_covariance(src, words, transform, normalize, stats=stats,
-                                         progress=progress, backend=backend,
-                                         client=client)
+                C, rowmax = _candidate_covariance(src, words, transform, normalize,
+                                                  stats=stats, progress=progress,
+                                                  backend=backend, client=client)
         except MemoryError:
             raise MemoryError(
                 f"out of memory forming the covariance of {N} candidate words (at least "
                 f"{_gib(N)} GiB): lower max_candidates (--max-candidates on the command line)"
             ) from None
         tb = time.perf_counter()
-        cov = _MatrixCovariance.formed(C)
+        cov = _MatrixCovariance.formed(C, rowmax=rowmax)
         # (C is ours: a removal deflation zeroes the rows of the words used in
         # place and writes them back when the components are done, instead
         # of copying C, see spca._deflation._DeflatedCovariance)
