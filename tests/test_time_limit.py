@@ -1782,7 +1782,7 @@ def test_late_topics_round_runs_its_pass_on_one_openmp_thread(monkeypatch):
     rng = np.random.default_rng(5)
     counts = sp.csr_array(rng.poisson(1.0, (300, 40)).astype(float))
     seen: list[tuple[int, bool]] = []
-    real = _topics.candidate_covariance
+    real = _topics._candidate_covariance
     entered: list[bool] = []
     real_one = _topics._one_openmp_thread
 
@@ -1794,7 +1794,7 @@ def test_late_topics_round_runs_its_pass_on_one_openmp_thread(monkeypatch):
         seen.append((_cooccur._default_threads(), bool(entered)))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_topics, "candidate_covariance", spy)
+    monkeypatch.setattr(_topics, "_candidate_covariance", spy)
     monkeypatch.setattr(_topics, "_one_openmp_thread", one_thread)
     monkeypatch.setattr(_limits, "clock", TickingClock(10.0))  # past at once
     with warnings.catch_warnings():
@@ -2031,7 +2031,7 @@ def test_topics_start_no_larger_round_without_LATE_PASS_first_passes_left(
     counts = sp.csr_array(rng.poisson(1.0, (120, 60)).astype(float))
     clock = _PhaseClock()
     monkeypatch.setattr(_limits, "clock", clock)
-    real_stats, real_cov = _topics.word_statistics, _topics.candidate_covariance
+    real_stats, real_cov = _topics.word_statistics, _topics._candidate_covariance
 
     def stats(*args, **kwargs):
         out = real_stats(*args, **kwargs)
@@ -2047,7 +2047,7 @@ def test_topics_start_no_larger_round_without_LATE_PASS_first_passes_left(
         return out
 
     monkeypatch.setattr(_topics, "word_statistics", stats)
-    monkeypatch.setattr(_topics, "candidate_covariance", cov)
+    monkeypatch.setattr(_topics, "_candidate_covariance", cov)
     assert _topics.LATE_PASS == 15.0 and _limits.AIM == 0.8
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
