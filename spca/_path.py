@@ -315,7 +315,7 @@ def _single_feature(B: NDArray[np.float64], lam: float, tol: float,
     phi0 = 1.0 - lam_n
     # the iterate of _bca._start (one feature, kept = [0], checked)
     if X0 is None:
-        x = phi0 / 1
+        x = phi0 / 1  # (phi0 / m, m = 1 feature)
     else:
         if isinstance(X0, DSPCAResult):
             # (X0.X[0, 0] without embedding X0's iterate in a full matrix)
@@ -325,7 +325,7 @@ def _single_feature(B: NDArray[np.float64], lam: float, tol: float,
             x = float(np.asarray(X0, dtype=np.float64)[0, 0])
         x = x / scale
         x = 0.5 * (x + x)
-        if x == 0.0:  # (a feature new to the iterate)
+        if x == 0.0:  # (a feature new to the iterate: NEW_DIAG phi0 / m)
             x = _bca.NEW_DIAG * phi0 / 1
     v = s - lam_n
     # with_margin(Certificate(lower=v, upper=v, Z=[[1]], x=[1]), S, lam_n):
