@@ -127,6 +127,14 @@ def top_k_positions(const double[::1] a, Py_ssize_t[::1] out):
     return n_nan
 
 
+cdef inline double _pair_root(double s, double d2, double q) noexcept nogil:
+    """The larger eigenvalue of a ``2 x 2`` block from its trace ``s``, the
+    squared difference ``d2`` of its diagonal and ``q`` = 4 times its squared
+    coupling: ``0.5 (s + sqrt(d2 + q))`` (the bounds of :func:`pair_bounds`
+    and :func:`best_addition`)."""
+    return 0.5 * (s + sqrt(d2 + q))
+
+
 def pair_bounds(double top, const double[::1] w, const double[::1] nb2,
                 const double[::1] c, double[::1] lower, double[::1] upper):
     """The two ``2 x 2`` bounds of ``_ksparse._pair_bounds`` for every column
@@ -143,8 +151,8 @@ def pair_bounds(double top, const double[::1] w, const double[::1] nb2,
         for j in range(m):
             s = top + c[j]
             d2 = (top - c[j]) * (top - c[j])
-            lower[j] = 0.5 * (s + sqrt(d2 + (4.0 * w[j]) * w[j]))
-            upper[j] = 0.5 * (s + sqrt(d2 + 4.0 * nb2[j]))
+            lower[j] = _pair_root(s, d2, (4.0 * w[j]) * w[j])
+            upper[j] = _pair_root(s, d2, 4.0 * nb2[j])
 
 
 def best_addition(const double[::1] mu, const double[:, ::1] U, const double[:, ::1] X,
@@ -187,8 +195,8 @@ def best_addition(const double[::1] mu, const double[:, ::1] U, const double[:, 
                 nb2 = nb2 + X[i, j] * X[i, j]
             sm = top + c[j]
             d2 = (top - c[j]) * (top - c[j])
-            t = 0.5 * (sm + sqrt(d2 + (4.0 * w) * w))
-            upper[j] = 0.5 * (sm + sqrt(d2 + 4.0 * nb2))
+            t = _pair_root(sm, d2, (4.0 * w) * w)
+            upper[j] = _pair_root(sm, d2, 4.0 * nb2)
             # (np.max: the first NaN wins)
             if j == 0 or (lmax == lmax and (t > lmax or t != t)):
                 lmax = t

@@ -907,9 +907,10 @@ def centre_gram(double[:, ::1] gram, const double[::1] mean, double n_docs,
             for b in range(k):
                 v = gram[a, b] / n_docs - ma * mean[b]
                 gram[a, b] = v
+                v = fabs(v)
                 # (a NaN fails the comparison, as in offdiag_rowmax)
-                if b != a and fabs(v) > best:
-                    best = fabs(v)
+                if b != a and v > best:
+                    best = v
             if rows:
                 rowmax[a] = best
 
